@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Tests of fetch-upstream, prepare and the patch workflow, on a tiny fake
+# upstream tarball in a scratch copy of the repo's scripts (nothing touches the
+# real .build/ or the cache). Prints "N passed, N failed" and exits non-zero on
+# any failure.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+expect() {  # expect NAME COMMAND... : command succeeds
+  local name=$1; shift
+  local out; if out=$("$@" 2>&1); then ok "$name"; else fail "$name" "$out"; fi
+}
+expect_fail() {  # expect_fail NAME PATTERN COMMAND... : fails, and says PATTERN
+  local name=$1 pattern=$2; shift 2
+  local out
+  if out=$("$@" 2>&1); then fail "$name (it succeeded)" "$out"
+  elif ! grep -q -- "$pattern" <<<"$out"; then fail "$name (no '$pattern' in the output)" "$out"
+  else ok "$name"; fi
+}
+
+# --- a fake upstream release and a fake repo around a copy of our scripts ---
+mkdir -p "$work/up/fake-1.0/lib" "$work/repo/scripts" "$work/repo/patches" "$work/repo/sql/ours"
+printf 'int a(void) { return 1; }\n' >"$work/up/fake-1.0/a.c"
+printf '#define C 1\n' >"$work/up/fake-1.0/lib/c.h"
+printf 'project(fake)\n' >"$work/up/fake-1.0/CMakeLists.txt"
+tar -czf "$work/fake.tar.gz" -C "$work/up" fake-1.0
+cp "$here"/{lib.sh,tree.sh,prepare,patches,fetch-upstream} "$work/repo/scripts/"
+cat >"$work/repo/scripts/upstream.env" <<EOF
+UPSTREAM_PACKAGE=fake
+UPSTREAM_VERSION=1.0
+UPSTREAM_TARBALL=fake.tar.gz
+UPSTREAM_SHA256=$(sha256sum "$work/fake.tar.gz" | cut -d' ' -f1)
+UPSTREAM_SIZE=$(stat -c %s "$work/fake.tar.gz")
+UPSTREAM_TOPDIR=fake-1.0
+EOF
+printf '/.build/\n' >"$work/repo/.gitignore"
+printf '/* ours */\n' >"$work/repo/sql/ours/ours.h"
+cat >"$work/repo/patches/0001-a-returns-two.patch" <<'EOF'
+Why: a() must return 2 for the test.
+
+--- a/a.c
++++ b/a.c
+@@ -1 +1 @@
+-int a(void) { return 1; }
++int a(void) { return 2; }
+EOF
+echo 0001-a-returns-two.patch >"$work/repo/patches/series"
+(cd "$work/repo" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm init)
+export STRATA_CACHE_DIR=$work/cache
+repo=$work/repo
+fork=$repo/.build/fork/src
+pristine=$repo/.build/stock/src
+
+# --- fetch: verification and the override ---
+printf 'not the tarball' >"$work/wrong.tar.gz"
+expect_fail "a wrong override tarball is refused by checksum" "sha256" \
+  env STRATA_UPSTREAM_TARBALL="$work/wrong.tar.gz" "$repo/scripts/prepare"
+[ ! -e "$pristine" ] && ok "no tree is left after a refused tarball" || fail "no tree is left after a refused tarball"
+expect_fail "a missing override tarball is a clear error" "does not exist" \
+  env STRATA_UPSTREAM_TARBALL="$work/nope.tar.gz" "$repo/scripts/fetch-upstream"
+export STRATA_UPSTREAM_TARBALL=$work/fake.tar.gz
+
+# --- prepare: patches, overlay, idempotence ---
+expect "prepare builds the fork tree" "$repo/scripts/prepare"
+grep -q 'return 2' "$fork/a.c" && ok "the series is applied" || fail "the series is applied"
+grep -q 'return 1' "$pristine/a.c" && ok "the pristine tree stays pristine" || fail "the pristine tree stays pristine"
+[ -L "$fork/sql/ours/ours.h" ] && [ "$(cat "$fork/sql/ours/ours.h")" = "/* ours */" ] &&
+  ok "overlay files are linked into the tree" || fail "overlay files are linked into the tree"
+before=$(stat -c %Y.%Z "$fork/a.c")
+sleep 1.1
+expect "prepare again is a no-op" "$repo/scripts/prepare"
+[ "$(stat -c %Y.%Z "$fork/a.c")" = "$before" ] && ok "an unchanged series rewrites no file" || fail "an unchanged series rewrites no file"
+expect "check is clean after apply" "$repo/scripts/patches" check
+expect "verify applies the series without touching the tree" "$repo/scripts/patches" verify
+
+# --- check/export for a file a patch owns ---
+printf 'int a(void) { return 3; }\n' >"$fork/a.c"
+expect_fail "check reports an edit" "M a.c" "$repo/scripts/patches" check
+expect "export writes the edit into the owning patch" "$repo/scripts/patches" export
+grep -q '^+int a(void) { return 3; }' "$repo/patches/0001-a-returns-two.patch" && ok "the patch holds the edit" || fail "the patch holds the edit"
+grep -q '^Why: a() must return 2' "$repo/patches/0001-a-returns-two.patch" && ok "export keeps the patch's header" || fail "export keeps the patch's header"
+expect "check is clean after export" "$repo/scripts/patches" check
+
+# --- a file no patch owns ---
+printf '#define C 2\n' >"$fork/lib/c.h"
+expect_fail "export of an unowned file asks for --new" "export --new" "$repo/scripts/patches" export
+expect_fail "--new without --why is refused" "needs --why" "$repo/scripts/patches" export --new c-two
+expect "export --new creates a patch" "$repo/scripts/patches" export --new c-two --why "C must be 2"
+grep -qx '0002-c-two.patch' "$repo/patches/series" && ok "the new patch is in the series" || fail "the new patch is in the series"
+expect "check is clean after export --new" "$repo/scripts/patches" check
+
+# --- new files belong in the overlay ---
+printf 'x\n' >"$fork/lib/new.c"
+expect_fail "check reports a file that is in neither upstream nor overlay" "A lib/new.c" "$repo/scripts/patches" check
+expect_fail "export refuses new files" "overlay" "$repo/scripts/patches" export
+expect "reset drops unexported edits" "$repo/scripts/patches" reset
+[ ! -e "$fork/lib/new.c" ] && ok "reset removed the stray file" || fail "reset removed the stray file"
+
+# --- a fresh tree from the exported series is the same tree ---
+cp "$fork/a.c" "$work/a.before"; cp "$fork/lib/c.h" "$work/c.before"
+rm -rf "$repo/.build/fork"
+expect "apply on a fresh tree" "$repo/scripts/patches" apply
+cmp -s "$fork/a.c" "$work/a.before" && cmp -s "$fork/lib/c.h" "$work/c.before" &&
+  ok "a fresh apply reproduces the exported tree" || fail "a fresh apply reproduces the exported tree"
+
+# --- a series change with unexported edits is refused ---
+printf 'int a(void) { return 9; }\n' >"$fork/a.c"
+printf '# nothing\n' >>"$repo/patches/series"
+echo "0003-extra.patch" >>"$repo/patches/series"
+cat >"$repo/patches/0003-extra.patch" <<'EOF'
+Why: extra.
+
+--- a/CMakeLists.txt
++++ b/CMakeLists.txt
+@@ -1 +1,2 @@
+ project(fake)
++# extra
+EOF
+expect_fail "a series change over unexported edits is refused" "not exported" "$repo/scripts/prepare"
+"$repo/scripts/patches" reset >/dev/null 2>&1
+expect "the new series applies once the tree is clean" "$repo/scripts/prepare"
+grep -q '# extra' "$fork/CMakeLists.txt" && ok "the added patch is applied" || fail "the added patch is applied"
+
+# --- a patch that does not apply names itself and leaves the tree alone ---
+cat >"$repo/patches/0003-extra.patch" <<'EOF'
+Why: broken on purpose.
+
+--- a/CMakeLists.txt
++++ b/CMakeLists.txt
+@@ -1 +1,2 @@
+ project(something-else)
++# extra
+EOF
+expect_fail "a failing patch is named" "0003-extra.patch does not apply" "$repo/scripts/prepare"
+grep -q '# extra' "$fork/CMakeLists.txt" && grep -q 'return 3' "$fork/a.c" &&
+  ok "the tree is unchanged after a failing series" || fail "the tree is unchanged after a failing series"
+sed -i '/0003-extra.patch/d' "$repo/patches/series"; rm "$repo/patches/0003-extra.patch"
+expect "dropping a patch restores its files" "$repo/scripts/prepare"
+! grep -q '# extra' "$fork/CMakeLists.txt" && ok "the dropped patch's file is pristine again" || fail "the dropped patch's file is pristine again"
+
+# --- the overlay may not shadow upstream files ---
+mkdir -p "$repo/sql"; printf 'x\n' >"$repo/sql/shadow.txt"
+mkdir -p "$pristine/sql"; printf 'upstream\n' >"$pristine/sql/shadow.txt"
+expect_fail "an overlay file with an upstream path is refused" "through patches" "$repo/scripts/prepare"
+rm "$repo/sql/shadow.txt"
+expect "removing it heals" "$repo/scripts/prepare"
+
+# --- the overlay follows the repo ---
+rm "$repo/sql/ours/ours.h"
+expect "prepare after an overlay file is removed" "$repo/scripts/prepare"
+[ ! -e "$fork/sql/ours/ours.h" ] && ok "its link is gone" || fail "its link is gone"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
