@@ -65,3 +65,16 @@ series_patches() {
   sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$STRATA_ROOT/patches/series" |
     while read -r p; do if [ -n "$p" ]; then echo "$STRATA_ROOT/patches/$p"; fi; done
 }
+
+# ccache, as scripts/ccache-launcher runs it.
+strata_ccache() {
+  CCACHE_DIR="${STRATA_CCACHE_DIR:-$HOME/.cache/strata/ccache}" ccache "$@"
+}
+ccache_zero_stats() { strata_ccache --zero-stats >/dev/null 2>&1 || true; }
+# "N hits, N misses (N%)" since the last ccache_zero_stats.
+ccache_stats_line() {
+  strata_ccache --print-stats 2>/dev/null | awk '
+    $1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
+    $1 == "cache_miss" { m += $2 }
+    END { t = h + m; printf "%d hits, %d misses (%d%% hits)", h, m, t ? 100 * h / t : 0 }'
+}
