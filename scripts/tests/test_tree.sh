@@ -63,6 +63,29 @@ expect_fail "a wrong override tarball is refused by checksum" "sha256" \
 [ ! -e "$pristine" ] && ok "no tree is left after a refused tarball" || fail "no tree is left after a refused tarball"
 expect_fail "a missing override tarball is a clear error" "does not exist" \
   env STRATA_UPSTREAM_TARBALL="$work/nope.tar.gz" "$repo/scripts/fetch-upstream"
+
+# --- fetch from the apt mirror the machine names (a file:// mirror here) ---
+mkdir -p "$work/apt/sources.list.d" "$work/mirror/pool/main/f/fake"
+expect_fail "no apt source is a clear error" "no 'deb' entry" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
+cat >"$work/apt/sources.list.d/debian.sources" <<EOF
+Types: deb-src
+URIs: file://$work/nowhere
+Suites: bookworm
+Components: main
+
+Types: deb
+URIs: file://$work/mirror
+Suites: bookworm
+Components: main
+EOF
+expect_fail "an unreachable mirror is a clear error" "could not download" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
+printf 'tampered' >"$work/mirror/pool/main/f/fake/fake.tar.gz"
+expect_fail "a mirror serving another file is refused" "does not match the pinned sha256" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
+[ -z "$(ls "$work/cache" 2>/dev/null)" ] && ok "a refused download leaves nothing in the cache" || fail "a refused download leaves nothing in the cache" "$(ls "$work/cache")"
+cp "$work/fake.tar.gz" "$work/mirror/pool/main/f/fake/fake.tar.gz"
+expect "the tarball downloads from the mirror in the apt sources" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
+cmp -s "$work/cache/fake.tar.gz" "$work/fake.tar.gz" && ok "the verified tarball is cached" || fail "the verified tarball is cached"
+rm -f "$work/cache/fake.tar.gz"
 export STRATA_UPSTREAM_TARBALL=$work/fake.tar.gz
 
 # --- prepare: patches, overlay, idempotence ---
