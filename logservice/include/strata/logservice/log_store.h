@@ -1,0 +1,148 @@
+// LogStore: the durable redo store of one log service node.
+//
+// What it stores: redo byte ranges [start_lsn, start_lsn + size) tagged with
+// the epoch of the writer that produced them, in append-only segment files
+// (format: src/storage/disk_format.h, docs/logservice-storage.md). Ranges may
+// arrive out of order, with gaps, or twice; the store keeps a set of
+// non-overlapping extents and three frontiers:
+//
+//   released_lsn <= durable_lsn <= complete_lsn <= highest_lsn
+//
+//   released_lsn  everything below was released (ReleaseBelow) and may be gone;
+//   complete_lsn  end of the gap-free prefix starting at released_lsn that has
+//                 been written (maybe not yet synced);
+//   durable_lsn   end of the gap-free prefix whose every byte has been
+//                 fdatasync'ed: what this node may acknowledge, and the limit
+//                 of Read(). It never moves past data that is not on disk;
+//   highest_lsn   end of the highest range received (beyond gaps).
+//
+// Epoch rules (enforced on Append, so a stale writer cannot damage the log):
+// epochs never decrease with LSN; a range may duplicate stored bytes only with
+// the same epoch (duplicates are skipped, not rewritten); TruncateAfter(L, e)
+// fences LSNs >= L to epochs >= e, durably.
+//
+// Threads: every method is thread-safe. The intended daemon shape is one or a
+// few threads calling Append (the network thread), one group-commit thread
+// calling Sync() in a loop (or appenders calling SyncUpTo(ticket): callers that
+// arrive while an fdatasync is running share the next one), and any number of
+// threads calling Read() and frontier(). Append holds the store mutex while it
+// writes to the page cache; Sync() holds no store lock during fdatasync; Read()
+// copies extent locations under the lock and reads files without it.
+//
+// Failure: an Append that hits ENOSPC returns kNoSpace (retryable) and leaves
+// nothing visible; any other write or sync failure makes the instance sticky
+// failed (kNeedsRecovery for every later mutation) because after a failed
+// fdatasync the page cache can no longer be trusted; reopen to recover.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/logservice/file_system.h"
+#include "strata/logservice/status.h"
+#include "strata/logservice/types.h"
+
+namespace strata::logservice {
+
+namespace storage { class SegmentJournal; class LogIndex; }
+
+struct LogStoreOptions {
+  // A segment is sealed (fdatasync'ed) and a new one started once it would
+  // grow past this size. Whole segments are the unit of deletion.
+  std::uint64_t segment_bytes = 64ull << 20;
+  // released_lsn of a brand-new (empty directory) store. Ignored on reopen.
+  Lsn initial_lsn = 0;
+  LogSink log = StderrLogSink();
+};
+
+struct LogFrontier {
+  Lsn released_lsn = 0;
+  Lsn durable_lsn = 0;
+  Lsn complete_lsn = 0;
+  Lsn highest_lsn = 0;
+  Epoch max_epoch = 0;  // highest epoch of any stored range or fence
+};
+
+// A run of redo bytes written under one epoch.
+struct RedoRange {
+  Lsn start_lsn = 0;
+  Epoch epoch = 0;
+  std::string bytes;
+  Lsn end_lsn() const { return start_lsn + bytes.size(); }
+};
+
+struct LogStoreStats {
+  std::uint64_t appends = 0;       // Append calls that wrote something
+  std::uint64_t records_written = 0;
+  std::uint64_t bytes_written = 0;  // payload bytes
+  std::uint64_t fdatasyncs = 0;     // group commits + segment seals
+  std::uint64_t segments = 0;       // live segment files
+};
+
+class LogStore {
+ public:
+  // Opens (or creates) the store in `dir`, recovering what is on disk: scans
+  // every segment, cuts a torn or corrupt tail off the newest one (logged),
+  // replays appends, truncations and releases, deletes segments a crash left
+  // behind below released_lsn, and fdatasyncs what it kept, so that after
+  // Open everything recovered is durable (durable_lsn == complete_lsn).
+  // kCorruption if a sealed (older) segment is damaged: acknowledged data may
+  // be lost and the node must be rebuilt from peers.
+  static Result<std::unique_ptr<LogStore>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                LogStoreOptions options, RecoveryReport* report = nullptr);
+  ~LogStore();
+  LogStore(const LogStore&) = delete;
+  LogStore& operator=(const LogStore&) = delete;
+
+  // Stores redo [start_lsn, start_lsn + redo.size()) written under `epoch`.
+  // Written to the page cache, not yet durable: wait with SyncUpTo(ticket).
+  // Bytes below released_lsn and bytes already stored with the same epoch are
+  // skipped (the ticket then covers only what was new; sequence 0 if nothing).
+  // Errors: kInvalidArgument (empty, larger than kMaxRecordPayload, LSN
+  // overflow), kStaleEpoch (epoch below an adjacent/overlapping range or a
+  // fence: drop the message), kConflict (stored data at or after this range
+  // has an older epoch: quorum recovery must TruncateAfter first), kNoSpace
+  // (retryable, nothing stored), kNeedsRecovery.
+  Result<AppendTicket> Append(Lsn start_lsn, Epoch epoch, std::string_view redo);
+
+  // Group commit: makes every append issued before the call durable and
+  // advances durable_lsn. Does no fdatasync if nothing is pending.
+  Status Sync();
+  // Returns once the append with this ticket is durable; one fdatasync
+  // serves all callers waiting at that moment.
+  Status SyncUpTo(AppendTicket ticket);
+
+  // Durable redo from `from` on, at most max_bytes, as epoch-homogeneous
+  // contiguous ranges (ranges[0].start_lsn == from). Empty if from >=
+  // durable_lsn. kNotFound if from < released_lsn. Every byte returned was
+  // checked against its record's CRC32C (kCorruption if that fails).
+  Result<std::vector<RedoRange>> Read(Lsn from, std::size_t max_bytes) const;
+
+  // Quorum recovery: forget every byte at LSN >= lsn and fence LSNs >= lsn
+  // to epochs >= new_epoch. Durable and crash-safe when it returns OK (it
+  // appends a truncation record and fdatasyncs; recovery replays it); after a
+  // crash before OK, either the old or the new state is recovered.
+  // kInvalidArgument if lsn < released_lsn or new_epoch is below the epoch of
+  // data kept below lsn; kStaleEpoch if new_epoch is below an earlier fence.
+  Status TruncateAfter(Lsn lsn, Epoch new_epoch);
+
+  // Bytes below `lsn` are no longer needed (checkpointed and replicated).
+  // Durably records the new released_lsn, then deletes the oldest segments
+  // that hold nothing at or above it. lsn <= released_lsn is a no-op;
+  // kInvalidArgument if lsn > complete_lsn.
+  Status ReleaseBelow(Lsn lsn);
+
+  LogFrontier frontier() const;
+  LogStoreStats stats() const;
+
+ private:
+  struct State;
+  explicit LogStore(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace strata::logservice

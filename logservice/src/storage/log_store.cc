@@ -1,0 +1,247 @@
+// LogStore: the redo store of a log service node (contract in log_store.h).
+//
+// Layers: a SegmentJournal (files, group commit, torn-tail recovery) holds
+// the history; a LogIndex (memory) says which bytes are live where. Every
+// mutation is "journal first, index second", under mu_:
+//   Append       PlanAppend (epoch rules, skip duplicates) -> one journal
+//                batch with a kRedo record per missing piece -> Insert.
+//   TruncateAfter  kTruncate record -> index cut + fence -> SyncUpTo.
+//   ReleaseBelow   kRelease record -> index release -> SyncUpTo -> delete
+//                whole segments nothing live points into (oldest first).
+// Because the index is only ever changed the way replay will change it, Open
+// rebuilds exactly the state that was durable: the journal is the truth.
+//
+// Locks: mu_ (this file) is taken before the journal's own mutex, never
+// after. fdatasync happens in SegmentJournal::SyncUpTo without mu_; the index
+// learns the new synced sequence afterwards (OnSynced), which is the only
+// way durable_lsn moves forward.
+#include "strata/logservice/log_store.h"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+
+#include "log_index.h"
+#include "segment_journal.h"
+
+namespace strata::logservice {
+
+using storage::LogIndex;
+using storage::RecordHeader;
+using storage::RecordLocation;
+using storage::RecordType;
+using storage::SegmentHeader;
+using storage::SegmentJournal;
+
+struct LogStore::State {
+  std::string dir;
+  LogStoreOptions options;
+  std::unique_ptr<SegmentJournal> journal;
+  mutable std::mutex mu;
+  LogIndex index;
+  LogStoreStats stats;
+
+  void RefreshDurable() {
+    std::lock_guard<std::mutex> lock(mu);
+    index.OnSynced(journal->synced_sequence());
+  }
+};
+
+namespace {
+
+// Rebuilds the index from the journal's history, applying each record with
+// the same checks Append/TruncateAfter/ReleaseBelow used when it was written.
+class LogReplay final : public storage::ReplayHandler {
+ public:
+  explicit LogReplay(LogIndex* index) : index_(index) {}
+
+  Status OnSegment(const SegmentHeader& header) override {
+    if (header.kind != storage::SegmentKind::kRedo) return Status::Corruption("not a redo segment");
+    index_->Release(header.base_lsn);
+    return Status::Ok();
+  }
+
+  Status OnRecord(const RecordHeader& h, std::string_view, const RecordLocation& where) override {
+    switch (h.type) {
+      case RecordType::kRedo: {
+        std::vector<std::pair<Lsn, Lsn>> missing;
+        STRATA_RETURN_IF_ERROR(index_->PlanAppend(h.start_lsn, h.end_lsn, h.epoch, &missing));
+        for (auto [start, end] : missing)
+          index_->Insert(storage::Extent{start, end, h.epoch, where, h.start_lsn, /*sequence=*/0});
+        return Status::Ok();
+      }
+      case RecordType::kTruncate:
+        STRATA_RETURN_IF_ERROR(index_->CheckTruncate(h.start_lsn, h.epoch));
+        index_->TruncateAfter(h.start_lsn, h.epoch, where.segment);
+        return Status::Ok();
+      case RecordType::kRelease:
+        index_->Release(h.start_lsn);
+        return Status::Ok();
+      case RecordType::kPageImage:
+        break;
+    }
+    return Status::Corruption("unexpected record type in a redo segment");
+  }
+
+ private:
+  LogIndex* index_;
+};
+
+}  // namespace
+
+LogStore::LogStore(std::unique_ptr<State> state) : s_(std::move(state)) {}
+LogStore::~LogStore() = default;
+
+Result<std::unique_ptr<LogStore>> LogStore::Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                 LogStoreOptions options, RecoveryReport* report) {
+  RecoveryReport local;
+  if (report == nullptr) report = &local;
+  if (!options.log) options.log = [](LogLevel, std::string_view) {};
+  auto state = std::make_unique<State>();
+  state->dir = dir;
+  state->options = options;
+  LogReplay replay(&state->index);
+  storage::JournalOptions jo{storage::SegmentKind::kRedo, options.segment_bytes, options.initial_lsn, options.log};
+  auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
+  if (!journal.ok()) return journal.status();
+  state->journal = std::move(journal).value();
+  state->journal->set_base_lsn(state->index.base());
+  // A crash between a release record and its deletions leaves dead segments.
+  auto deleted = state->journal->DeleteOldest([&](std::uint64_t seg) { return !state->index.SegmentInUse(seg); });
+  if (!deleted.ok()) return deleted.status();
+  report->released_segments_deleted += *deleted;
+  const LogIndex& ix = state->index;
+  options.log(LogLevel::kInfo, "opened " + dir + ": released " + std::to_string(ix.base()) + ", durable " +
+                                   std::to_string(ix.durable()) + ", highest " + std::to_string(ix.highest()) +
+                                   ", " + std::to_string(state->journal->segment_count()) + " segments");
+  return std::unique_ptr<LogStore>(new LogStore(std::move(state)));
+}
+
+Result<AppendTicket> LogStore::Append(Lsn start_lsn, Epoch epoch, std::string_view redo) {
+  if (redo.empty() || redo.size() > kMaxRecordPayload)
+    return Status::InvalidArgument("append of " + std::to_string(redo.size()) + " bytes (allowed 1.." +
+                                   std::to_string(kMaxRecordPayload) + ")");
+  if (start_lsn > std::numeric_limits<Lsn>::max() - redo.size())
+    return Status::InvalidArgument("append at LSN " + std::to_string(start_lsn) + " overflows");
+  const Lsn end_lsn = start_lsn + redo.size();
+
+  std::lock_guard<std::mutex> lock(s_->mu);
+  std::vector<std::pair<Lsn, Lsn>> missing;
+  STRATA_RETURN_IF_ERROR(s_->index.PlanAppend(start_lsn, end_lsn, epoch, &missing));
+  if (missing.empty()) return AppendTicket{};  // duplicate or released: nothing to do
+  std::vector<SegmentJournal::PendingRecord> records;
+  for (auto [start, end] : missing) {
+    RecordHeader h{RecordType::kRedo, static_cast<std::uint32_t>(end - start), start, end, epoch};
+    records.push_back({h, redo.substr(start - start_lsn, end - start)});
+  }
+  auto appended = s_->journal->Append(records);
+  if (!appended.ok()) return appended.status();
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    auto [start, end] = missing[i];
+    s_->index.Insert(storage::Extent{start, end, epoch, appended->where[i], start, appended->sequence});
+    s_->stats.bytes_written += end - start;
+  }
+  ++s_->stats.appends;
+  s_->stats.records_written += missing.size();
+  return AppendTicket{appended->sequence};
+}
+
+Status LogStore::Sync() {
+  STRATA_RETURN_IF_ERROR(s_->journal->SyncAll());
+  s_->RefreshDurable();
+  return Status::Ok();
+}
+
+Status LogStore::SyncUpTo(AppendTicket ticket) {
+  STRATA_RETURN_IF_ERROR(s_->journal->SyncUpTo(ticket.sequence));
+  s_->RefreshDurable();
+  return Status::Ok();
+}
+
+Result<std::vector<RedoRange>> LogStore::Read(Lsn from, std::size_t max_bytes) const {
+  std::vector<storage::Extent> extents;
+  Lsn limit;
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (from < s_->index.base())
+      return Status::NotFound("LSN " + std::to_string(from) + " was released (released LSN " +
+                              std::to_string(s_->index.base()) + ")");
+    limit = s_->index.durable();
+    if (max_bytes < limit - std::min(limit, from)) limit = from + max_bytes;
+    if (from < limit) extents = s_->index.Covering(from, limit, max_bytes);
+  }
+  std::vector<RedoRange> out;
+  RecordHeader h;
+  std::string payload;
+  Lsn cursor = from;
+  for (const auto& e : extents) {
+    Status read = s_->journal->Read(e.where, &h, &payload);
+    if (read.is_not_found()) return Status::NotFound("LSN " + std::to_string(cursor) + " released while reading");
+    STRATA_RETURN_IF_ERROR(read);
+    if (h.type != RecordType::kRedo || h.start_lsn != e.record_start || h.epoch != e.epoch)
+      return Status::Corruption(s_->dir + ": record at segment " + std::to_string(e.where.segment) + " offset " +
+                                std::to_string(e.where.offset) + " is not the one the index expects");
+    Lsn end = std::min(e.end, limit);
+    std::string_view bytes = std::string_view(payload).substr(cursor - e.record_start, end - cursor);
+    if (!out.empty() && out.back().epoch == e.epoch) out.back().bytes.append(bytes);
+    else out.push_back(RedoRange{cursor, e.epoch, std::string(bytes)});
+    cursor = end;
+  }
+  return out;
+}
+
+Status LogStore::TruncateAfter(Lsn lsn, Epoch new_epoch) {
+  std::uint64_t sequence;
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    STRATA_RETURN_IF_ERROR(s_->index.CheckTruncate(lsn, new_epoch));
+    RecordHeader h{RecordType::kTruncate, 0, lsn, lsn, new_epoch};
+    auto appended = s_->journal->Append({{h, {}}});
+    if (!appended.ok()) return appended.status();
+    s_->index.TruncateAfter(lsn, new_epoch, appended->where[0].segment);
+    sequence = appended->sequence;
+  }
+  STRATA_RETURN_IF_ERROR(s_->journal->SyncUpTo(sequence));
+  s_->RefreshDurable();
+  s_->options.log(LogLevel::kInfo, s_->dir + ": truncated after LSN " + std::to_string(lsn) + ", fenced to epoch " +
+                                       std::to_string(new_epoch));
+  return Status::Ok();
+}
+
+Status LogStore::ReleaseBelow(Lsn lsn) {
+  std::uint64_t sequence;
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (lsn <= s_->index.base()) return Status::Ok();
+    STRATA_RETURN_IF_ERROR(s_->index.CheckRelease(lsn));
+    RecordHeader h{RecordType::kRelease, 0, lsn, lsn, 0};
+    auto appended = s_->journal->Append({{h, {}}});
+    if (!appended.ok()) return appended.status();
+    s_->index.Release(lsn);
+    s_->journal->set_base_lsn(lsn);
+    sequence = appended->sequence;
+  }
+  // The release must be durable before any segment it justifies goes away.
+  STRATA_RETURN_IF_ERROR(s_->journal->SyncUpTo(sequence));
+  std::lock_guard<std::mutex> lock(s_->mu);
+  s_->index.OnSynced(s_->journal->synced_sequence());
+  auto deleted = s_->journal->DeleteOldest([this](std::uint64_t seg) { return !s_->index.SegmentInUse(seg); });
+  if (!deleted.ok()) return deleted.status();
+  return Status::Ok();
+}
+
+LogFrontier LogStore::frontier() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  const LogIndex& ix = s_->index;
+  return LogFrontier{ix.base(), ix.durable(), ix.complete(), ix.highest(), ix.max_epoch()};
+}
+
+LogStoreStats LogStore::stats() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  LogStoreStats out = s_->stats;
+  out.fdatasyncs = s_->journal->fdatasync_count();
+  out.segments = s_->journal->segment_count();
+  return out;
+}
+
+}  // namespace strata::logservice

@@ -1,0 +1,149 @@
+// SegmentJournal: an append-only sequence of checksummed records spread over
+// numbered segment files, with group commit and crash recovery. LogStore and
+// PageStore are thin indexes on top of one journal each.
+//
+// Threads and ordering:
+//   - Append() is serialized by mu_ and only writes to the page cache. Each
+//     call gets the next append sequence number; file order == sequence order.
+//   - SyncUpTo(n) is group commit (leader/follower). If no fdatasync is in
+//     flight, the caller becomes the leader: it snapshots the highest
+//     sequence appended so far (under mu_), fdatasyncs the active segment
+//     without holding mu_ (and fsyncs the directory if a segment was
+//     created), then publishes synced_sequence and wakes all waiters.
+//     Callers arriving during an fdatasync wait on a condition variable; on
+//     wake-up those covered return without I/O and one of the others leads
+//     the next fdatasync. Appends continue during the fdatasync.
+//   - Rollover happens inside Append: the full segment is fdatasync'ed
+//     (sealed) before the next one is created, so every segment except the
+//     newest is complete on disk. That is what lets recovery tell a torn tail
+//     (newest segment: cut it) from corruption (older segment: refuse).
+//
+// Durability frontier: synced_sequence() never passes a record that has not
+// been fdatasync'ed in a file whose directory entry was fsync'ed.
+//
+// Failure handling: ENOSPC on a record write is undone with ftruncate and
+// returned as kNoSpace (retryable; the next append reuses the same offset).
+// Any other write error, any fdatasync error, or a failed undo makes the
+// journal "failed": every later Append/Sync returns kNeedsRecovery. After a
+// failed fdatasync the kernel may have dropped the dirty pages and a retried
+// fdatasync could succeed without writing them, so only a reopen (which
+// re-reads the disk and trusts nothing but CRCs) is safe.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "disk_format.h"
+#include "strata/logservice/file_system.h"
+#include "strata/logservice/status.h"
+#include "strata/logservice/types.h"
+
+namespace strata::logservice::storage {
+
+struct RecordLocation {
+  std::uint64_t segment = 0;  // segment sequence number
+  std::uint64_t offset = 0;   // of the record header in the segment file
+  std::uint32_t payload_len = 0;
+};
+
+// Receives the journal's history during Open(), in file order.
+class ReplayHandler {
+ public:
+  virtual ~ReplayHandler() = default;
+  // Once per segment, before its records (also for a segment Open creates).
+  virtual Status OnSegment(const SegmentHeader& header) = 0;
+  // Once per valid record. An error aborts Open() as kCorruption.
+  virtual Status OnRecord(const RecordHeader& header, std::string_view payload, const RecordLocation& where) = 0;
+};
+
+struct JournalOptions {
+  SegmentKind kind = SegmentKind::kRedo;
+  std::uint64_t segment_bytes = 64ull << 20;
+  Lsn initial_base_lsn = 0;  // header base of the first segment of a new journal
+  LogSink log;
+};
+
+class SegmentJournal {
+ public:
+  // Recovers `dir` (see the design comment of segment_journal.cc), feeding
+  // every surviving record to `replay`. When it returns OK everything
+  // replayed is durable.
+  static Result<std::unique_ptr<SegmentJournal>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
+                                                      JournalOptions options, ReplayHandler* replay,
+                                                      RecoveryReport* report);
+
+  struct PendingRecord {
+    RecordHeader header;
+    std::string_view payload;
+  };
+  struct Appended {
+    std::vector<RecordLocation> where;  // one per record
+    std::uint64_t sequence = 0;         // shared by the whole batch
+  };
+  // Writes the records with one write call; all or none become part of the
+  // journal. Durable once SyncUpTo(sequence) returns OK.
+  Result<Appended> Append(const std::vector<PendingRecord>& records);
+
+  Status SyncUpTo(std::uint64_t sequence);
+  Status SyncAll();
+
+  // Reads the record at `where` and checks it (CRC, shape, length). kNotFound
+  // if its segment was deleted.
+  Status Read(const RecordLocation& where, RecordHeader* header, std::string* payload) const;
+
+  // Base LSN written into the headers of segments created from now on.
+  void set_base_lsn(Lsn base);
+  // Deletes segments from the oldest on, while `deletable(sequence)` holds;
+  // never the active (newest) one. Returns how many were deleted.
+  Result<std::uint64_t> DeleteOldest(const std::function<bool(std::uint64_t)>& deletable);
+
+  std::uint64_t synced_sequence() const { return synced_sequence_.load(std::memory_order_acquire); }
+  std::uint64_t fdatasync_count() const { return fdatasyncs_.load(std::memory_order_relaxed); }
+  std::uint64_t segment_count() const;
+
+  ~SegmentJournal();
+
+ private:
+  struct Segment {
+    std::string path;
+    std::shared_ptr<ReadableFile> reader;
+  };
+  SegmentJournal(std::shared_ptr<FileSystem> fs, std::string dir, JournalOptions options);
+
+  Status CreateSegment(std::uint64_t sequence, Lsn base);  // mu_ held
+  Status RolloverLocked();                                 // mu_ held
+  Status FailLocked(const Status& cause);                  // mu_ held; returns kNeedsRecovery
+  Status RecoverSegment(std::uint64_t sequence, bool newest, ReplayHandler* replay, RecoveryReport* report,
+                        std::uint64_t* valid_end, bool* removed);
+
+  const std::shared_ptr<FileSystem> fs_;
+  const std::string dir_;
+  const JournalOptions options_;
+
+  mutable std::mutex mu_;  // everything below except the atomics
+  std::map<std::uint64_t, Segment> segments_;
+  std::uint64_t active_sequence_ = 0;
+  std::shared_ptr<WritableFile> active_;  // shared: a syncer holds it without mu_
+  bool dir_dirty_ = false;                // a created segment's entry is not yet fsync'ed
+  Lsn base_lsn_ = 0;
+  std::uint64_t appended_sequence_ = 0;
+  bool failed_ = false;
+  std::string scratch_;  // encode buffer, reused
+
+  std::mutex sync_mu_;  // guards sync_in_progress_: one fdatasync at a time
+  std::condition_variable sync_done_;
+  bool sync_in_progress_ = false;
+  std::atomic<std::uint64_t> synced_sequence_{0};
+  std::atomic<std::uint64_t> fdatasyncs_{0};
+  std::atomic<bool> failed_flag_{false};  // mirror of failed_ for lock-free checks
+};
+
+}  // namespace strata::logservice::storage

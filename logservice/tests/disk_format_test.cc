@@ -1,0 +1,145 @@
+// The on-disk codecs: round trips, and every rejection path of each reader.
+#include "coding.h"
+#include "crc32c.h"
+#include "disk_format.h"
+#include "test_support.h"
+
+namespace strata::logservice::storage {
+namespace {
+
+std::string OneRecord(RecordHeader h, std::string_view payload) {
+  std::string out;
+  EncodeRecord(h, payload, &out);
+  return out;
+}
+
+TEST(DiskFormat, SegmentFileNames) {
+  EXPECT_EQ(SegmentFileName(1), "0000000000000001.seg");
+  EXPECT_EQ(SegmentFileName(0xabcdef), "0000000000abcdef.seg");
+  std::uint64_t seq = 0;
+  EXPECT_TRUE(ParseSegmentFileName("0000000000abcdef.seg", &seq));
+  EXPECT_EQ(seq, 0xabcdefu);
+  for (const char* bad : {"0000000000abcdef.se", "000000000abcdef.seg", "0000000000ABCDEF.seg",
+                          "0000000000abcdeg.seg", "0000000000abcdef.seg.tmp", "checkpoint"})
+    EXPECT_FALSE(ParseSegmentFileName(bad, &seq)) << bad;
+}
+
+TEST(DiskFormat, SegmentHeaderRoundTripAndRejections) {
+  SegmentHeader in{SegmentKind::kPages, 42, 123456789};
+  std::string bytes = EncodeSegmentHeader(in);
+  ASSERT_EQ(bytes.size(), kSegmentHeaderSize);
+  SegmentHeader out;
+  ASSERT_OK(DecodeSegmentHeader(bytes, &out));
+  EXPECT_EQ(out.kind, in.kind);
+  EXPECT_EQ(out.sequence, 42u);
+  EXPECT_EQ(out.base_lsn, 123456789u);
+
+  EXPECT_TRUE(DecodeSegmentHeader(bytes.substr(0, kSegmentHeaderSize - 1), &out).is_data_loss());
+  for (std::size_t i = 0; i < kSegmentHeaderSize; ++i) {  // every single-bit flip is caught
+    std::string bad = bytes;
+    bad[i] ^= 0x10;
+    EXPECT_TRUE(DecodeSegmentHeader(bad, &out).is_data_loss()) << "byte " << i;
+  }
+  // Valid CRC but a future version / unknown kind / reserved bits: refused.
+  auto resigned = [](std::string b) {
+    PutFixed32(&b[kSegCrcOffset], Crc32cExtend(0, b.data(), kSegCrcOffset));
+    return b;
+  };
+  std::string v2 = bytes;
+  PutFixed32(&v2[kSegVersionOffset], kFormatVersion + 1);
+  EXPECT_NE(DecodeSegmentHeader(resigned(v2), &out).message().find("version"), std::string::npos);
+  std::string kind = bytes;
+  PutFixed32(&kind[kSegKindOffset], 7);
+  EXPECT_TRUE(DecodeSegmentHeader(resigned(kind), &out).is_data_loss());
+  std::string reserved = bytes;
+  reserved[kSegReservedOffset] = 1;
+  EXPECT_TRUE(DecodeSegmentHeader(resigned(reserved), &out).is_data_loss());
+  std::string magic = bytes;
+  magic[0] = 'X';
+  EXPECT_TRUE(DecodeSegmentHeader(resigned(magic), &out).is_data_loss());
+}
+
+TEST(DiskFormat, RecordRoundTripForEveryType) {
+  const std::string redo = "some redo bytes";
+  std::string page_payload(kPageKeySize, '\0');
+  page_payload += "image";
+  struct Case { RecordHeader h; std::string payload; };
+  std::vector<Case> cases = {
+      {{RecordType::kRedo, 0, 100, 100 + redo.size(), 3}, redo},
+      {{RecordType::kTruncate, 0, 500, 500, 4}, ""},
+      {{RecordType::kRelease, 0, 50, 50, 0}, ""},
+      {{RecordType::kPageImage, 0, 77, 77, 0}, page_payload},
+  };
+  std::string all;
+  for (auto& c : cases) EncodeRecord(c.h, c.payload, &all);
+  std::string_view rest = all;
+  for (auto& c : cases) {
+    RecordHeader h;
+    std::string_view payload;
+    std::string why;
+    ASSERT_EQ(ParseRecord(rest, &h, &payload, &why), ParseResult::kOk) << why;
+    EXPECT_EQ(h.type, c.h.type);
+    EXPECT_EQ(h.start_lsn, c.h.start_lsn);
+    EXPECT_EQ(h.end_lsn, c.h.end_lsn);
+    EXPECT_EQ(h.epoch, c.h.epoch);
+    EXPECT_EQ(payload, c.payload);
+    rest.remove_prefix(kRecordHeaderSize + payload.size());
+  }
+  EXPECT_TRUE(rest.empty());
+}
+
+TEST(DiskFormat, RecordReaderRejectsEveryDamage) {
+  const std::string payload = "0123456789abcdef";
+  const std::string good = OneRecord({RecordType::kRedo, 0, 1000, 1016, 9}, payload);
+  RecordHeader h;
+  std::string_view out;
+  std::string why;
+  // Torn: every strict prefix is incomplete, never OK.
+  for (std::size_t n = 0; n < good.size(); ++n)
+    EXPECT_EQ(ParseRecord(good.substr(0, n), &h, &out, &why), ParseResult::kIncomplete) << n;
+  // Any single bit flip anywhere: never OK (CRC or shape check).
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
+      EXPECT_NE(ParseRecord(bad, &h, &out, &why), ParseResult::kOk) << "byte " << i << " bit " << bit;
+    }
+  }
+  // All zeros (a hole from a lost write) is not a record.
+  EXPECT_EQ(ParseRecord(std::string(64, '\0'), &h, &out, &why), ParseResult::kBad);
+}
+
+TEST(DiskFormat, RecordShapeRules) {
+  std::string why;
+  EXPECT_FALSE(ValidRecordShape({RecordType::kRedo, 0, 10, 10, 1}, &why));            // empty redo
+  EXPECT_FALSE(ValidRecordShape({RecordType::kRedo, 5, 10, 16, 1}, &why));            // range != length
+  EXPECT_FALSE(ValidRecordShape({RecordType::kRedo, 5, 10, 5, 1}, &why));             // end < start
+  EXPECT_FALSE(ValidRecordShape({RecordType::kRedo, kMaxRecordPayload + 1, 0, kMaxRecordPayload + 1, 1}, &why));
+  EXPECT_FALSE(ValidRecordShape({RecordType::kTruncate, 1, 10, 10, 1}, &why));        // control with payload
+  EXPECT_FALSE(ValidRecordShape({RecordType::kRelease, 0, 10, 11, 1}, &why));         // control with range
+  EXPECT_FALSE(ValidRecordShape({RecordType::kPageImage, kPageKeySize, 1, 1, 0}, &why));  // no image
+  EXPECT_FALSE(ValidRecordShape({static_cast<RecordType>(9), 0, 0, 0, 0}, &why));
+  EXPECT_TRUE(ValidRecordShape({RecordType::kRedo, 6, 10, 16, 1}, &why));
+}
+
+TEST(DiskFormat, DurableFileRoundTripAndRejections) {
+  const std::string payload = "checkpoint payload";
+  std::string good = EncodeDurableFile(DurableFileKind::kCheckpoint, payload);
+  std::string_view out;
+  ASSERT_OK(DecodeDurableFile(good, DurableFileKind::kCheckpoint, &out));
+  EXPECT_EQ(out, payload);
+  for (std::size_t n = 0; n < good.size(); ++n)
+    EXPECT_TRUE(DecodeDurableFile(good.substr(0, n), DurableFileKind::kCheckpoint, &out).is_data_loss()) << n;
+  EXPECT_TRUE(DecodeDurableFile(good + "x", DurableFileKind::kCheckpoint, &out).is_data_loss());
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x01;
+    EXPECT_TRUE(DecodeDurableFile(bad, DurableFileKind::kCheckpoint, &out).is_data_loss()) << i;
+  }
+  std::string huge = good;
+  PutFixed32(&huge[kDfPayloadLenOffset], 0xffffffffu);
+  EXPECT_TRUE(DecodeDurableFile(huge, DurableFileKind::kCheckpoint, &out).is_data_loss());
+}
+
+}  // namespace
+}  // namespace strata::logservice::storage

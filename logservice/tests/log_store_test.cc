@@ -1,0 +1,281 @@
+// LogStore behaviour through its public API: frontiers, reads of the gap-free
+// prefix, duplicates, epochs and fences, truncation, release and segment
+// deletion, concurrency. Crash and disk-full cases: log_store_crash_test.cc.
+#include <algorithm>
+#include <thread>
+
+#include "disk_format.h"
+
+#include "strata/logservice/fault_injection_file_system.h"
+#include "strata/logservice/log_store.h"
+#include "test_support.h"
+
+namespace strata::logservice {
+namespace {
+
+using FaultFs = FaultInjectionFileSystem;
+const std::string kDir = "/node/redo";
+
+std::string Concat(const std::vector<RedoRange>& ranges) {
+  std::string out;
+  for (const auto& r : ranges) out += r.bytes;
+  return out;
+}
+
+class LogStoreTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<FaultFs> fs = std::make_shared<FaultFs>(testing::TestSeed());
+  testing::CapturingLog log;
+  std::uint64_t segment_bytes = 1 << 20;
+  Lsn initial_lsn = 1000;
+
+  std::unique_ptr<LogStore> Open() {
+    LogStoreOptions o;
+    o.segment_bytes = segment_bytes;
+    o.initial_lsn = initial_lsn;
+    o.log = log.sink();
+    auto store = LogStore::Open(fs, kDir, o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+  void TearDown() override { log.VerifyNoUnexpected(); }
+};
+
+TEST_F(LogStoreTest, NewStoreStartsAtInitialLsn) {
+  auto store = Open();
+  LogFrontier f = store->frontier();
+  EXPECT_EQ(f.released_lsn, 1000u);
+  EXPECT_EQ(f.durable_lsn, 1000u);
+  EXPECT_EQ(f.highest_lsn, 1000u);
+  EXPECT_TRUE(store->Read(1000, 100)->empty());
+  EXPECT_TRUE(store->Read(999, 100).status().is_not_found());
+}
+
+TEST_F(LogStoreTest, AppendIsNotReadableUntilSynced) {
+  auto store = Open();
+  auto t = store->Append(1000, 1, "hello");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(store->frontier().complete_lsn, 1005u);
+  EXPECT_EQ(store->frontier().durable_lsn, 1000u);
+  EXPECT_TRUE(store->Read(1000, 100)->empty()) << "reads never serve what a crash could take back";
+  ASSERT_OK(store->SyncUpTo(*t));
+  EXPECT_EQ(store->frontier().durable_lsn, 1005u);
+  auto r = store->Read(1000, 100);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].start_lsn, 1000u);
+  EXPECT_EQ((*r)[0].epoch, 1u);
+  EXPECT_EQ((*r)[0].bytes, "hello");
+}
+
+TEST_F(LogStoreTest, ReadsReturnOnlyTheGapFreePrefix) {
+  auto store = Open();
+  ASSERT_TRUE(store->Append(1000, 1, "aaaa").ok());
+  ASSERT_TRUE(store->Append(1008, 1, "cccc").ok());  // gap [1004, 1008)
+  ASSERT_OK(store->Sync());
+  LogFrontier f = store->frontier();
+  EXPECT_EQ(f.durable_lsn, 1004u);
+  EXPECT_EQ(f.complete_lsn, 1004u);
+  EXPECT_EQ(f.highest_lsn, 1012u);
+  EXPECT_EQ(Concat(*store->Read(1000, 100)), "aaaa");
+  EXPECT_TRUE(store->Read(1008, 100)->empty()) << "beyond the gap is not served";
+  ASSERT_TRUE(store->Append(1004, 1, "bbbb").ok());  // the gap is filled
+  ASSERT_OK(store->Sync());
+  EXPECT_EQ(Concat(*store->Read(1000, 100)), "aaaabbbbcccc");
+  EXPECT_EQ(Concat(*store->Read(1002, 5)), "aabbb") << "reads start mid-record and stop at max_bytes";
+}
+
+TEST_F(LogStoreTest, DuplicatesAndOverlapsAreStoredOnce) {
+  auto store = Open();
+  ASSERT_TRUE(store->Append(1000, 1, "0123456789").ok());
+  auto dup = store->Append(1000, 1, "0123456789");
+  ASSERT_TRUE(dup.ok());
+  EXPECT_EQ(dup->sequence, 0u) << "nothing new to wait for";
+  ASSERT_TRUE(store->Append(1005, 1, "56789abcde").ok());
+  ASSERT_OK(store->Sync());
+  EXPECT_EQ(Concat(*store->Read(1000, 100)), "0123456789abcde");
+  EXPECT_EQ(store->stats().bytes_written, 15u);
+}
+
+TEST_F(LogStoreTest, RejectsBadArguments) {
+  auto store = Open();
+  EXPECT_EQ(store->Append(1000, 1, "").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->Append(1000, 1, std::string(kMaxRecordPayload + 1, 'x')).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->Append(~0ull - 2, 1, "abcd").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->ReleaseBelow(2000).code(), StatusCode::kInvalidArgument) << "beyond complete";
+  EXPECT_EQ(store->TruncateAfter(999, 1).code(), StatusCode::kInvalidArgument) << "below released";
+}
+
+TEST_F(LogStoreTest, WrongEpochIsRejected) {
+  auto store = Open();
+  ASSERT_TRUE(store->Append(1000, 5, "new-writer").ok());
+  auto stale = store->Append(1010, 4, "old-writer");
+  EXPECT_EQ(stale.status().code(), StatusCode::kStaleEpoch) << stale.status().ToString();
+  auto overlap = store->Append(1005, 6, "overlapping");
+  EXPECT_EQ(overlap.status().code(), StatusCode::kConflict) << overlap.status().ToString();
+  ASSERT_OK(store->Sync());
+  EXPECT_EQ(Concat(*store->Read(1000, 100)), "new-writer");
+  EXPECT_EQ(store->frontier().max_epoch, 5u);
+}
+
+TEST_F(LogStoreTest, TruncateAfterRemovesSuffixFencesAndSurvivesReopen) {
+  {
+    auto store = Open();
+    ASSERT_TRUE(store->Append(1000, 1, "keep-this|").ok());
+    ASSERT_TRUE(store->Append(1010, 1, "stale-suffix").ok());
+    ASSERT_OK(store->Sync());
+    ASSERT_OK(store->TruncateAfter(1010, 2));
+    LogFrontier f = store->frontier();
+    EXPECT_EQ(f.highest_lsn, 1010u);
+    EXPECT_EQ(f.durable_lsn, 1010u);
+    EXPECT_EQ(store->Append(1010, 1, "stale-again").status().code(), StatusCode::kStaleEpoch);
+    ASSERT_TRUE(store->Append(1010, 2, "new-epoch").ok());
+    ASSERT_OK(store->Sync());
+  }
+  fs->SimulateCrash();
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto r = store->Read(1000, 100);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].bytes, "keep-this|");
+  EXPECT_EQ((*r)[1].bytes, "new-epoch");
+  EXPECT_EQ((*r)[1].epoch, 2u);
+  EXPECT_EQ(store->Append(1019, 1, "x").status().code(), StatusCode::kStaleEpoch) << "the fence survived";
+}
+
+TEST_F(LogStoreTest, TruncateInsideARecordKeepsItsPrefix) {
+  auto store = Open();
+  ASSERT_TRUE(store->Append(1000, 1, "abcdefghij").ok());
+  ASSERT_OK(store->TruncateAfter(1004, 1));
+  EXPECT_EQ(Concat(*store->Read(1000, 100)), "abcd");
+  store.reset();
+  fs->SimulateCrash();
+  store = Open();
+  EXPECT_EQ(Concat(*store->Read(1000, 100)), "abcd");
+}
+
+TEST_F(LogStoreTest, SegmentRolloverKeepsEverythingReadable) {
+  segment_bytes = 256;
+  auto store = Open();
+  std::string all;
+  for (int i = 0; i < 50; ++i) {
+    std::string chunk = testing::RandomBytes(i, 30 + i % 7);
+    ASSERT_TRUE(store->Append(1000 + all.size(), 1, chunk).ok());
+    all += chunk;
+  }
+  ASSERT_OK(store->Sync());
+  EXPECT_GT(store->stats().segments, 10u);
+  EXPECT_EQ(Concat(*store->Read(1000, 1 << 20)), all);
+  store.reset();
+  fs->SimulateCrash();
+  store = Open();
+  EXPECT_EQ(Concat(*store->Read(1000, 1 << 20)), all);
+  EXPECT_EQ(store->frontier().durable_lsn, 1000 + all.size());
+}
+
+TEST_F(LogStoreTest, ReleaseBelowDeletesWholeSegmentsAndBoundsDisk) {
+  segment_bytes = 256;
+  auto store = Open();
+  Lsn lsn = 1000;
+  std::uint64_t max_segments = 0;
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_TRUE(store->Append(lsn, 1, std::string(50, 'a' + round % 26)).ok());
+      lsn += 50;
+    }
+    ASSERT_OK(store->Sync());
+    ASSERT_OK(store->ReleaseBelow(lsn - 100));  // keep a little
+    max_segments = std::max(max_segments, store->stats().segments);
+  }
+  EXPECT_LE(max_segments, 8u) << "disk use stays bounded";
+  EXPECT_EQ(store->frontier().released_lsn, lsn - 100);
+  EXPECT_TRUE(store->Read(lsn - 101, 10).status().is_not_found());
+  EXPECT_EQ(Concat(*store->Read(lsn - 100, 1000)).size(), 100u);
+  store.reset();
+  fs->SimulateCrash();
+  store = Open();
+  EXPECT_EQ(store->frontier().released_lsn, lsn - 100);
+  EXPECT_EQ(store->frontier().durable_lsn, lsn);
+  EXPECT_EQ(Concat(*store->Read(lsn - 100, 1000)).size(), 100u);
+  ASSERT_OK(store->ReleaseBelow(500));  // below: no-op
+}
+
+TEST_F(LogStoreTest, ConcurrentAppendersSyncerAndReaders) {
+  segment_bytes = 4096;  // rollovers race with syncs and reads too
+  auto store = Open();
+  constexpr int kWriters = 4, kChunks = 200, kChunk = 16;
+  std::atomic<Lsn> next{1000};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kChunks; ++i) {
+        Lsn at = next.fetch_add(kChunk);
+        std::string chunk(kChunk, static_cast<char>('a' + at % 26));
+        auto t = store->Append(at, 1, chunk);  // may arrive out of order: gaps
+        ASSERT_TRUE(t.ok()) << t.status().ToString();
+        if (i % 10 == 0) ASSERT_OK(store->SyncUpTo(*t));
+      }
+    });
+  }
+  threads.emplace_back([&] {  // the daemon's group-commit thread
+    while (!done) ASSERT_OK(store->Sync());
+  });
+  threads.emplace_back([&] {  // a reader: whatever it sees is durable and correct
+    while (!done) {
+      auto r = store->Read(1000, 1 << 20);
+      ASSERT_TRUE(r.ok());
+      std::string bytes = Concat(*r);
+      ASSERT_LE(1000 + bytes.size(), store->frontier().durable_lsn);
+      for (std::size_t i = 0; i < bytes.size(); ++i)
+        ASSERT_EQ(bytes[i], static_cast<char>('a' + (1000 + i / kChunk * kChunk) % 26));
+    }
+  });
+  for (int w = 0; w < kWriters; ++w) threads[w].join();
+  done = true;
+  for (std::size_t i = kWriters; i < threads.size(); ++i) threads[i].join();
+  ASSERT_OK(store->Sync());
+  EXPECT_EQ(store->frontier().durable_lsn, 1000u + kWriters * kChunks * kChunk);
+}
+
+TEST(LogStoreOnDisk, RealFilesSurviveReopenAndATornTail) {
+  testing::ScratchDir scratch;
+  testing::CapturingLog log;
+  log.Expect("cutting torn tail", "the test cuts the file mid-record");
+  const std::string dir = scratch.path() + "/redo";
+  LogStoreOptions o;
+  o.segment_bytes = 1024;
+  o.log = log.sink();
+  std::string all;
+  {
+    auto store = LogStore::Open(PosixFileSystem(), dir, o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    for (int i = 0; i < 30; ++i) {
+      std::string chunk = testing::RandomBytes(100 + i, 97);
+      ASSERT_TRUE((*store)->Append(all.size(), 3, chunk).ok());
+      all += chunk;
+    }
+    ASSERT_OK((*store)->Sync());
+    EXPECT_GT((*store)->stats().segments, 2u);
+  }
+  // Tear the newest segment's last record, as a crash mid-write would.
+  auto names = *PosixFileSystem()->ListDir(dir);
+  std::sort(names.begin(), names.end());
+  const std::string newest = dir + "/" + names.back();
+  {
+    auto w = PosixFileSystem()->OpenWritable(newest, OpenMode::kOpenExisting);
+    ASSERT_TRUE(w.ok());
+    ASSERT_OK((*w)->Truncate((*w)->Size() - 10));
+  }
+  RecoveryReport report;
+  auto store = LogStore::Open(PosixFileSystem(), dir, o, &report);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(report.torn_tail_bytes_truncated, storage::kRecordHeaderSize + 97 - 10);
+  EXPECT_EQ(Concat(*(*store)->Read(0, 1 << 20)), all.substr(0, all.size() - 97));
+  log.VerifyNoUnexpected();
+}
+
+}  // namespace
+}  // namespace strata::logservice

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""End-to-end tests of scripts/strata-cluster against the built fork server.
+
+Tier 2 (needs .build/fork/build): up on a scratch cluster directory, the
+printed mysql command reaches the server, status reports it, a second up is a
+no-op, bad input is a one-line error, stop stops it.
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_tools import paths, ports  # noqa: E402
+
+CLI = paths.SCRIPTS / "strata-cluster"
+
+
+def cli(cluster_dir: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(CLI), "--dir", str(cluster_dir), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class ClusterCliTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        try:
+            paths.binary(paths.server_build("fork"), "mysqld")
+        except paths.MissingBinary as e:
+            raise unittest.SkipTest(f"tier 2 only: {e}")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="strata-cluster-test-")
+        cls.dir = Path(cls.tmp.name)
+        cls.port = ports.free_port(23306)
+
+    @classmethod
+    def tearDownClass(cls):
+        cli(cls.dir, "stop")
+        cls.tmp.cleanup()
+
+    def test_lifecycle(self):
+        up = cli(self.dir, "up", "--no-setup", "--no-build", "--port", str(self.port))
+        self.assertEqual(up.returncode, 0, up.stderr)
+        self.assertIn(f"127.0.0.1:{self.port}", up.stdout)
+
+        # The printed connect command works as printed.
+        connect = re.search(r"connect:\s+(.*)", up.stdout).group(1)
+        query = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e", "SELECT VERSION()"],
+                               capture_output=True, text=True, timeout=60)
+        self.assertEqual(query.returncode, 0, query.stderr)
+        self.assertRegex(query.stdout.strip(), r"^9\.7\.2-strata")
+
+        status = cli(self.dir, "status")
+        self.assertEqual(status.returncode, 0, status.stdout + status.stderr)
+        self.assertRegex(status.stdout, r"mysqld\s+up")
+
+        again = cli(self.dir, "up", "--no-setup", "--no-build")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertIn("runs already", again.stderr)
+
+        stop = cli(self.dir, "stop")
+        self.assertEqual(stop.returncode, 0, stop.stderr)
+        self.assertIn("mysqld: stopped", stop.stdout)
+        self.assertFalse(ports.answers(self.port))
+
+        status = cli(self.dir, "status")
+        self.assertEqual(status.returncode, 3)
+        self.assertRegex(status.stdout, r"mysqld\s+down")
+
+        # Restart on the data directory the first up initialised.
+        up = cli(self.dir, "up", "--no-setup", "--no-build")
+        self.assertEqual(up.returncode, 0, up.stderr)
+        self.assertNotIn("initialising", up.stderr)
+        cli(self.dir, "stop")
+
+    def test_port_in_use_is_a_one_line_error(self):
+        with tempfile.TemporaryDirectory() as other:
+            import socket
+            with socket.socket() as busy:
+                busy.bind(("127.0.0.1", 0))
+                busy.listen()
+                port = busy.getsockname()[1]
+                out = cli(Path(other), "up", "--no-setup", "--no-build", "--port", str(port))
+            self.assertEqual(out.returncode, 1)
+            errors = [line for line in out.stderr.splitlines() if line.startswith("error:")]
+            self.assertEqual(len(errors), 1, out.stderr)
+            self.assertIn("in use", errors[0])
+
+    def test_bad_port_is_refused(self):
+        out = cli(self.dir, "up", "--no-setup", "--no-build", "--port", "70000")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("not a TCP port", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
