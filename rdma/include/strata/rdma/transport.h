@@ -1,0 +1,62 @@
+// Transport: the entry point. Owns the backends (TCP always, verbs when a
+// device exists), their I/O threads, and every connection made through it.
+//
+//   auto t = Transport::Create(options);                 // once per process role
+//   auto l = t.value()->Listen("tcp://0.0.0.0:7000", on_accept);
+//   auto c = t.value()->Connect("auto://10.0.0.5:7000", handlers);
+//   c.value()->Send(bytes, on_done);
+//
+// Thread-safety: Listen and Connect may be called from any thread. Connect
+// blocks the caller until the handshake succeeds, fails, or connect_timeout
+// passes. The destructor closes every listener and connection (on_close gets
+// kAborted), then joins the I/O threads: do not destroy a Transport from
+// inside one of its callbacks.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "strata/rdma/connection.h"
+#include "strata/rdma/endpoint.h"
+#include "strata/rdma/options.h"
+#include "strata/rdma/status.h"
+
+namespace strata::rdma {
+
+// Runs on the I/O thread once a peer has passed the handshake, before any of
+// its messages is delivered; returns the handlers for that connection.
+using AcceptHandler = std::function<ConnectionHandlers(const std::shared_ptr<Connection>&)>;
+
+// Accepting stops when the Listener is destroyed; accepted connections live on.
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  // The bound address, with the real port when 0 was asked for.
+  virtual Endpoint endpoint() const = 0;
+};
+
+namespace detail { class Backend; }
+
+class Transport {
+ public:
+  static Result<std::unique_ptr<Transport>> Create(TransportOptions options);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  Result<std::unique_ptr<Listener>> Listen(std::string_view address, AcceptHandler on_accept);
+  Result<std::shared_ptr<Connection>> Connect(std::string_view address, ConnectionHandlers handlers);
+
+  // True when libibverbs sees at least one RDMA device (what "auto" uses).
+  static bool RdmaDeviceAvailable();
+
+ private:
+  explicit Transport(TransportOptions options);
+  Result<detail::Backend*> BackendFor(Scheme scheme);
+
+  TransportOptions options_;
+  std::unique_ptr<detail::Backend> tcp_;
+  std::unique_ptr<detail::Backend> verbs_;
+};
+
+}  // namespace strata::rdma

@@ -1,0 +1,221 @@
+// ConnectionCore: the protocol engine shared by the TCP and verbs backends.
+//
+// Everything above "move these bytes" lives here, so both backends have the
+// same framing, ordering, credits, handshake, keepalive and error semantics:
+//   - the handshake state machine (handshake.h),
+//   - the send queues: msgs_ (DATA/BULK, in sequence order; the first
+//     admitted_ of them hold a credit and a sealed header) and ctrl_ (small
+//     credit-free control frames that may overtake credit-blocked messages
+//     at frame boundaries so credits can never deadlock),
+//   - credit accounting in both directions, bulk ring space (RingAllocator
+//     on the sender, InOrderReleaser on the receiver),
+//   - keepalive and timeouts (Tick), graceful Close and one-shot failure.
+//
+// Threads: application threads call Send*/Close/stats. One I/O thread per
+// connection calls the Handle*/Tick upcalls and runs handlers. mu_ guards the
+// send side, credits and state; the receive buffers belong to the I/O thread
+// alone. Handlers and SendCallbacks are never called with mu_ held.
+//
+// Backends implement PumpLocked (push admitted frames to the wire), the
+// optional direct-write fast path, and the teardown hooks. Failure: the first
+// error wins, is logged once here, fails every queued send with the same
+// Status, and the backend finalizes on the I/O thread, which runs on_close.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fixed_queue.h"
+#include "frame_codec.h"
+#include "handshake.h"
+#include "ring_allocator.h"
+#include "strata/rdma/connection.h"
+#include "strata/rdma/transport.h"
+#include "transport_context.h"
+
+namespace strata::rdma {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Role { kClient, kServer };
+
+// One frame waiting for or on its way to the wire.
+struct OutFrame {
+  enum class Kind : uint8_t { kData, kBulk, kControl };
+  Kind kind = Kind::kData;
+  wire::FrameType type = wire::FrameType::kData;
+  // DATA/BULK: header + payload, contiguous, in the send arena / bulk staging.
+  std::byte* region = nullptr;
+  uint32_t size = 0;         // header + payload bytes
+  uint32_t payload_crc = 0;
+  uint32_t sequence = 0;
+  uint32_t aux = 0;          // BULK: ring offset
+  uint32_t written = 0;      // bytes already handed to the backend (TCP)
+  bool sealed = false;       // header stamped with credits + checksum
+  // CONTROL: header inline, payload owned (handshake/reason only; rare).
+  std::array<std::byte, wire::kHeaderSize> ctrl_header{};
+  std::vector<std::byte> ctrl_payload;
+  SendCallback done;
+
+  std::byte* header() { return kind == Kind::kControl ? ctrl_header.data() : region; }
+  std::span<const std::byte> payload() const {
+    if (kind == Kind::kControl) return ctrl_payload;
+    return {region + wire::kHeaderSize, size - wire::kHeaderSize};
+  }
+};
+
+class ConnectionCore : public Connection,
+                       public detail::ReceiveOwner,
+                       public std::enable_shared_from_this<ConnectionCore> {
+ public:
+  enum class State { kHandshaking, kOpen, kClosing, kRefusing, kClosed };
+
+  ConnectionCore(std::shared_ptr<TransportContext> ctx, Role role, Scheme scheme, std::string peer);
+  ~ConnectionCore() override;
+
+  // --- Connection ---
+  // Defaults repeated from Connection (same values) for callers holding a core.
+  Status Send(std::span<const std::byte> payload, SendCallback done = {},
+              std::chrono::milliseconds wait = std::chrono::milliseconds(0),
+              SendFlags flags = SendFlags::kNone) override;
+  Status SendBulk(std::span<const std::byte> payload, SendCallback done = {},
+                  std::chrono::milliseconds wait = std::chrono::milliseconds(0),
+                  SendFlags flags = SendFlags::kNone) override;
+  void Flush() override;
+  void Close() override;
+  bool is_open() const override;
+  Scheme backend() const override { return scheme_; }
+  std::string peer_address() const override { return peer_; }
+  uint32_t max_message_size() const override;
+  uint32_t max_bulk_size() const override;
+  ConnectionStats stats() const override;
+
+  // --- ReceiveOwner ---
+  void ReleaseReceive(uint64_t token) override;
+  std::shared_ptr<detail::ReceiveOwner> ReceiveOwnerRef() override { return shared_from_this(); }
+  std::optional<PooledBuffer> CopyForLease(std::span<const std::byte> payload,
+                                           std::unique_ptr<std::byte[]>& heap) override;
+
+  // --- Setup, before the I/O thread sees the connection ---
+  void SetHandlers(ConnectionHandlers handlers) { handlers_ = std::move(handlers); }
+  void SetAcceptHandler(AcceptHandler on_accept) { on_accept_ = std::move(on_accept); }
+  // Client: called once with OK when the server accepted us, or the failure.
+  void SetEstablishedCallback(std::function<void(const Status&)> cb) { on_established_ = std::move(cb); }
+
+  // --- Upcalls from the backend's I/O thread ---
+  void Start();  // arms timers; the server sends CHALLENGE
+  // A complete, checksummed frame. `token` is the backend's receive handle
+  // (verbs slot) for DATA; ignored otherwise.
+  void HandleFrame(const FrameHeader& h, std::span<const std::byte> payload, uint64_t token, bool transient);
+  void Tick(Clock::time_point now);
+  // Fails the connection (first error wins). Any thread.
+  void Fail(Status why);
+  // Backend teardown is done: run on_close once. I/O thread only.
+  void FinishClose();
+
+  bool dead() const { return dead_.load(std::memory_order_acquire); }  // failed or closed
+  const TransportContext& context() const { return *ctx_; }
+  FrameLimits ReceiveLimits() const;
+
+ protected:
+  // Backend hooks, called with mu_ held.
+  virtual void PumpLocked() = 0;                    // push queued frames to the wire
+  virtual void ShutdownLinkLocked() = 0;            // stop I/O; schedule finalize on the I/O thread
+  virtual PeerParams LocalParamsLocked() = 0;       // what we advertise (ring address/rkey on verbs)
+  virtual void OnPeerParamsLocked(const PeerParams&) {}  // verbs: remember the peer's ring
+  virtual void OnDataReleasedLocked(uint64_t /*token*/) {}  // verbs: repost the receive slot
+  // TCP fast path: write header+payload straight from the caller's memory.
+  // Returns bytes written (0..total) or a failure.
+  virtual bool SupportsDirectSend() const { return false; }
+  virtual Result<size_t> DirectSendLocked(std::span<const std::byte> /*header*/, std::span<const std::byte> /*payload*/) {
+    return size_t{0};
+  }
+
+  // Helpers for backends (mu_ held).
+  void SealLocked(OutFrame& f);        // stamps credits + checksum into the header
+  // A DATA/BULK frame at the front of msgs_ fully left: pop it, queue its callback.
+  void CompleteMessageLocked();
+  void CompleteControlLocked();
+  void FailLocked(Status why);
+  void QueueControlLocked(wire::FrameType type, std::span<const std::byte> payload = {});
+  void NoteSentLocked() { last_sent_ = Clock::now(); }
+  // After failure: true when we closed on purpose (CLOSE sent), so the link
+  // may wait for the peer's end-of-stream instead of resetting.
+  bool ClosedGracefullyLocked() const { return state_ == State::kClosed && close_status_.ok(); }
+
+  mutable std::mutex mu_;
+  State state_ = State::kHandshaking;
+  FixedQueue<OutFrame> msgs_;
+  FixedQueue<OutFrame> ctrl_;
+  size_t admitted_ = 0;         // leading msgs_ with credit, sealed, ready for the wire
+  std::vector<std::pair<SendCallback, Status>> done_;  // to run after unlocking
+  std::shared_ptr<TransportContext> ctx_;
+  Role role_;
+  PeerParams peer_params_;
+
+  // Registered memory on verbs: the send arena and the bulk staging ring
+  // (allocated when the handshake completes, before OnPeerParamsLocked).
+  std::unique_ptr<std::byte[]> send_arena_;
+  uint32_t send_arena_size_ = 0;
+  std::unique_ptr<std::byte[]> bulk_stage_;
+  uint32_t bulk_stage_size_ = 0;
+
+  // Runs queued completions outside the lock. Call after unlocking.
+  void RunCompletions(std::unique_lock<std::mutex>& lock);
+
+ private:
+  Status Enqueue(std::span<const std::byte> payload, bool bulk, SendCallback done, std::chrono::milliseconds wait,
+                 bool more);
+  void AdmitLocked();
+  void HandleHandshakeFrame(const FrameHeader& h, std::span<const std::byte> payload);
+  void BecomeOpenLocked(const PeerParams& peer);
+  void ReturnCreditsLocked(uint32_t credits, uint32_t bulk_freed);
+  void MaybeFinishClosingLocked();
+  std::string Describe() const;
+
+  const Scheme scheme_;
+  const std::string peer_;
+  ConnectionHandlers handlers_;
+  AcceptHandler on_accept_;
+  std::function<void(const Status&)> on_established_;
+  std::condition_variable space_cv_;
+  Status close_status_;
+  Status refuse_status_;
+  std::atomic<bool> dead_{false};
+  bool finished_ = false;
+  bool was_open_ = false;
+
+  // Send side (mu_).
+  RingAllocator send_alloc_;
+  RingAllocator bulk_alloc_;
+  uint32_t send_credits_ = 0;
+  uint32_t next_send_seq_ = 1;
+  bool credit_frame_queued_ = false;
+  bool close_frame_queued_ = false;
+  Clock::time_point close_deadline_{};
+  Clock::time_point last_sent_{};
+
+  // Receive side. peer_credits_/pending_* under mu_; the rest I/O thread only.
+  uint32_t peer_credits_ = 0;     // DATA/BULK the peer may still send us
+  uint32_t pending_credits_ = 0;  // released by us, not yet told to the peer
+  uint32_t pending_bulk_freed_ = 0;
+  InOrderReleaser bulk_releaser_;
+  uint32_t next_recv_seq_ = 1;
+  Clock::time_point last_received_{};
+  Clock::time_point last_ping_{};
+  Clock::time_point handshake_deadline_{};
+  Nonce server_nonce_{}, client_nonce_{};
+  bool challenge_seen_ = false;
+
+  // Stats (mu_).
+  ConnectionStats stats_;
+};
+
+}  // namespace strata::rdma

@@ -1,0 +1,300 @@
+// TcpConnection: see tcp_connection.h.
+#include "tcp/tcp_connection.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "tcp/tcp_backend.h"
+
+namespace strata::rdma {
+namespace {
+constexpr int kMaxIov = 64;
+constexpr uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP;
+}  // namespace
+
+TcpConnection::TcpConnection(std::shared_ptr<TransportContext> ctx, Role role, std::string peer, int fd, TcpShard* shard)
+    : ConnectionCore(std::move(ctx), role, Scheme::kTcp, std::move(peer)), fd_(fd), shard_(shard) {
+  const auto& o = context().options;
+  // Room for several maximal frames so one recv() takes in many messages.
+  rcap_ = std::max<size_t>(256 * 1024, 4 * (wire::kHeaderSize + o.max_message_size));
+  rbuf_.reset(new std::byte[rcap_]);
+  if (o.bulk_ring_size > 0) bulk_ring_.reset(new std::byte[o.bulk_ring_size]);
+}
+
+TcpConnection::~TcpConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+PeerParams TcpConnection::LocalParamsLocked() {
+  const auto& o = context().options;
+  PeerParams p;
+  p.receive_credits = std::max<uint32_t>(o.receive_credits, 1);
+  p.max_message_size = o.max_message_size;
+  p.bulk_ring_size = bulk_ring_ ? o.bulk_ring_size : 0;
+  return p;  // no rkey/address: TCP has no remote memory access
+}
+
+void TcpConnection::SetWantWriteLocked(bool want) {
+  if (want == want_write_ || fd_ < 0) return;
+  want_write_ = want;
+  if (Status s = shard_->loop().Rewatch(fd_, kReadEvents | (want ? uint32_t{EPOLLOUT} : 0u), this); !s.ok()) FailLocked(s);
+}
+
+Result<size_t> TcpConnection::DirectSendLocked(std::span<const std::byte> header, std::span<const std::byte> payload) {
+  iovec iov[2] = {{const_cast<std::byte*>(header.data()), header.size()},
+                  {const_cast<std::byte*>(payload.data()), payload.size()}};
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = payload.empty() ? 1 : 2;
+  for (;;) {
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+    return ErrnoStatus("sendmsg", errno);
+  }
+}
+
+void TcpConnection::PumpLocked() {
+  while (state_ != State::kClosed && fd_ >= 0) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    size_t total = 0;
+    auto add = [&](const std::byte* p, size_t len) {
+      if (len == 0 || n == kMaxIov) return;
+      iov[n++] = {const_cast<std::byte*>(p), len};
+      total += len;
+    };
+    // Wire order: a half-written frame first, then control frames, then
+    // admitted messages. Control frames never split a message.
+    const bool partial_msg = admitted_ > 0 && msgs_.front().written > 0;
+    if (partial_msg) {
+      OutFrame& f = msgs_.front();
+      add(f.region + f.written, f.size - f.written);
+    }
+    size_t ctrl_count = 0;
+    for (size_t i = 0; i < ctrl_.size() && n + 2 <= kMaxIov; ++i, ++ctrl_count) {
+      OutFrame& f = ctrl_[i];
+      if (!f.sealed) SealLocked(f);
+      const auto payload = f.payload();
+      if (f.written < wire::kHeaderSize) add(f.ctrl_header.data() + f.written, wire::kHeaderSize - f.written);
+      const size_t pdone = f.written > wire::kHeaderSize ? f.written - wire::kHeaderSize : 0;
+      add(payload.data() + pdone, payload.size() - pdone);
+    }
+    size_t msg_count = partial_msg ? 1 : 0;
+    if (ctrl_count == ctrl_.size()) {
+      for (size_t i = msg_count; i < admitted_ && n < kMaxIov; ++i, ++msg_count) add(msgs_[i].region, msgs_[i].size);
+    }
+    if (n == 0) {
+      SetWantWriteLocked(false);
+      return;
+    }
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t wrote = ::sendmsg(fd_, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        SetWantWriteLocked(true);
+        return;
+      }
+      FailLocked(ErrnoStatus("sendmsg", errno));
+      return;
+    }
+    // Account for what left, in the same order as gathered.
+    size_t left = static_cast<size_t>(wrote);
+    auto advance = [&](OutFrame& f) {
+      const size_t take = std::min<size_t>(left, f.size - f.written);
+      f.written += static_cast<uint32_t>(take);
+      left -= take;
+      return f.written == f.size;
+    };
+    if (partial_msg) {
+      if (!advance(msgs_.front())) { SetWantWriteLocked(true); return; }
+      CompleteMessageLocked();
+    }
+    while (left > 0 && !ctrl_.empty() && state_ != State::kClosed) {
+      if (!advance(ctrl_.front())) break;
+      CompleteControlLocked();
+    }
+    while (left > 0 && admitted_ > 0 && state_ != State::kClosed) {
+      if (!advance(msgs_.front())) break;
+      CompleteMessageLocked();
+    }
+    if (static_cast<size_t>(wrote) < total) {
+      SetWantWriteLocked(true);
+      return;
+    }
+  }
+}
+
+void TcpConnection::ShutdownLinkLocked() {
+  if (finalize_posted_ || draining_) return;
+  // Stop sending now; reads stop when Finalize closes the socket.
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
+  if (ClosedGracefullyLocked() && fd_ >= 0) {
+    draining_ = true;
+    drain_deadline_ = Clock::now() + context().options.close_linger;
+    return;
+  }
+  PostFinalizeLocked();
+}
+
+void TcpConnection::PostFinalizeLocked() {
+  if (finalize_posted_) return;
+  finalize_posted_ = true;
+  auto self = std::static_pointer_cast<TcpConnection>(shared_from_this());
+  shard_->loop().Post([self] { self->Finalize(); });
+}
+
+void TcpConnection::DrainAfterClose() {
+  std::lock_guard lock(mu_);
+  for (;;) {
+    const ssize_t n = ::recv(fd_, rbuf_.get(), rcap_, MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    PostFinalizeLocked();  // EOF or error: the peer is done too
+    return;
+  }
+}
+
+void TcpConnection::TickLink(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (draining_ && now > drain_deadline_) PostFinalizeLocked();
+}
+
+void TcpConnection::Finalize() {
+  {
+    std::lock_guard lock(mu_);
+    if (fd_ >= 0) {
+      shard_->loop().Unwatch(fd_);
+      // Drain what the peer already sent so close() sends FIN, not RST
+      // (an RST could destroy our own CLOSE frame in the peer's buffer).
+      for (int i = 0; i < 16 && ::recv(fd_, rbuf_.get(), rcap_, MSG_DONTWAIT) > 0; ++i) {
+      }
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  FinishClose();
+  shard_->Drop(this);  // the Posted task still holds a reference
+}
+
+void TcpConnection::OnIoEvent(uint32_t events) {
+  if (draining_) {  // set under mu_ on this thread or before a wake-up
+    DrainAfterClose();
+    return;
+  }
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable();
+  if ((events & EPOLLOUT) && !dead()) {
+    std::unique_lock lock(mu_);
+    PumpLocked();
+    RunCompletions(lock);
+  }
+}
+
+void TcpConnection::OnReadable() {
+  for (int round = 0; round < 16 && !dead(); ++round) {
+    if (rbegin_ == rend_) {
+      rbegin_ = rend_ = 0;
+    } else if (rbegin_ > 0 && rend_ > rcap_ / 2) {
+      std::memmove(rbuf_.get(), rbuf_.get() + rbegin_, rend_ - rbegin_);
+      rend_ -= rbegin_;
+      rbegin_ = 0;
+    }
+    const size_t space = rcap_ - rend_;
+    const ssize_t n = ::recv(fd_, rbuf_.get() + rend_, space, MSG_DONTWAIT);
+    if (n > 0) {
+      rend_ += static_cast<size_t>(n);
+      ProcessInput();
+      // A short read means the socket is (almost surely) drained: skip the
+      // recv that would only say EAGAIN; epoll is level-triggered anyway.
+      if (static_cast<size_t>(n) < space) return;
+      continue;
+    }
+    if (n == 0) {
+      const size_t have = rend_ - rbegin_;
+      if (in_bulk_) {
+        Fail(ProtocolError("truncated frame: peer closed the connection inside a BULK frame (" +
+                           std::to_string(bulk_remaining_) + " payload bytes missing)"));
+      } else if (have > 0) {
+        std::string want = "a 32-byte header";
+        if (have >= wire::kHeaderSize) want = std::to_string(wire::kHeaderSize + DecodeHeader(rbuf_.get() + rbegin_).length) + " bytes";
+        Fail(ProtocolError("truncated frame: peer closed the connection after " + std::to_string(have) +
+                           " bytes of a frame (want " + want + ")"));
+      } else {
+        Fail(Closed("connection lost: peer closed the socket without a CLOSE frame"));
+      }
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    Fail(ErrnoStatus("recv", errno));
+    return;
+  }
+}
+
+void TcpConnection::ProcessInput() {
+  const FrameLimits limits = ReceiveLimits();
+  while (!dead()) {
+    if (in_bulk_) {
+      const size_t take = std::min(bulk_remaining_, rend_ - rbegin_);
+      std::memcpy(bulk_ring_.get() + bulk_pos_, rbuf_.get() + rbegin_, take);
+      rbegin_ += take;
+      bulk_pos_ += take;
+      bulk_remaining_ -= take;
+      if (bulk_remaining_ > 0) return;
+      in_bulk_ = false;
+      const std::byte* frame = bulk_ring_.get() + bulk_header_.aux;
+      const std::span<const std::byte> payload(frame + wire::kHeaderSize, bulk_header_.length);
+      if (Status s = VerifyChecksum(frame, payload); !s.ok()) {
+        Fail(std::move(s));
+        return;
+      }
+      HandleFrame(bulk_header_, payload, 0, /*transient=*/false);
+      continue;
+    }
+    const size_t have = rend_ - rbegin_;
+    if (have < wire::kHeaderSize) {
+      ParsedFrame unused;
+      Status error;
+      if (ParseFrame({rbuf_.get() + rbegin_, have}, limits, &unused, &error) == ParseOutcome::kError) Fail(std::move(error));
+      return;
+    }
+    const std::byte* frame = rbuf_.get() + rbegin_;
+    const FrameHeader h = DecodeHeader(frame);
+    if (Status s = ValidateHeader(h, limits); !s.ok()) {
+      Fail(std::move(s));
+      return;
+    }
+    if (h.type == wire::FrameType::kBulk) {
+      // Land the frame where the sender placed it in our ring, as RDMA would.
+      std::memcpy(bulk_ring_.get() + h.aux, frame, wire::kHeaderSize);
+      rbegin_ += wire::kHeaderSize;
+      in_bulk_ = true;
+      bulk_header_ = h;
+      bulk_pos_ = h.aux + wire::kHeaderSize;
+      bulk_remaining_ = h.length;
+      continue;
+    }
+    const size_t total = wire::kHeaderSize + h.length;
+    if (have < total) return;
+    const std::span<const std::byte> payload(frame + wire::kHeaderSize, h.length);
+    if (Status s = VerifyChecksum(frame, payload); !s.ok()) {
+      Fail(std::move(s));
+      return;
+    }
+    rbegin_ += total;  // the bytes stay put until the next read
+    HandleFrame(h, payload, 0, /*transient=*/true);
+  }
+}
+
+}  // namespace strata::rdma

@@ -1,0 +1,74 @@
+// TcpConnection: ConnectionCore over a non-blocking TCP socket.
+//
+// Send side (any thread, under the core's mutex): a Send with nothing queued
+// and a credit in hand goes straight to sendmsg from the caller's memory;
+// otherwise frames wait in the core's queues and PumpLocked gathers them
+// (partial frame first, then control frames, then admitted messages) into
+// one sendmsg of up to kMaxIov iovecs. On EAGAIN it arms EPOLLOUT and the
+// I/O thread continues when the socket drains.
+//
+// Receive side (I/O thread only): bytes are read into a buffer of two
+// maximal frames; complete frames are validated and dispatched in place
+// (the view is valid until the handler returns). BULK frames are streamed
+// into the bulk ring at the offset the sender chose, as the NIC would do.
+//
+// Failure: read/write errors, EOF and bad frames fail the core; teardown
+// (epoll removal, close) is Posted to the I/O thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "connection_core.h"
+#include "tcp/event_loop.h"
+
+namespace strata::rdma {
+
+class TcpShard;
+
+class TcpConnection final : public ConnectionCore, public IoHandler {
+ public:
+  TcpConnection(std::shared_ptr<TransportContext> ctx, Role role, std::string peer, int fd, TcpShard* shard);
+  ~TcpConnection() override;
+
+  int fd() const { return fd_; }
+  void OnIoEvent(uint32_t events) override;
+  // I/O thread: epoll removal, close, on_close, drop from the shard.
+  void Finalize();
+  // I/O thread timer: ends a graceful close whose peer never sent EOF.
+  void TickLink(Clock::time_point now);
+
+ protected:
+  void PumpLocked() override;
+  void ShutdownLinkLocked() override;
+  PeerParams LocalParamsLocked() override;
+  bool SupportsDirectSend() const override { return true; }
+  Result<size_t> DirectSendLocked(std::span<const std::byte> header, std::span<const std::byte> payload) override;
+
+ private:
+  void OnReadable();
+  void ProcessInput();
+  void SetWantWriteLocked(bool want);
+  void PostFinalizeLocked();
+  void DrainAfterClose();
+
+  int fd_;
+  TcpShard* shard_;
+  bool want_write_ = false;
+  bool finalize_posted_ = false;
+  // Graceful close: CLOSE sent and SHUT_WR done; we read (and drop) until the
+  // peer's EOF so close() sends FIN, not an RST that would destroy data the
+  // peer has not read yet.
+  std::atomic<bool> draining_{false};
+  Clock::time_point drain_deadline_{};
+
+  // Receive state (I/O thread).
+  std::unique_ptr<std::byte[]> rbuf_;
+  size_t rcap_ = 0, rbegin_ = 0, rend_ = 0;
+  std::unique_ptr<std::byte[]> bulk_ring_;
+  bool in_bulk_ = false;
+  FrameHeader bulk_header_;
+  size_t bulk_pos_ = 0, bulk_remaining_ = 0;
+};
+
+}  // namespace strata::rdma

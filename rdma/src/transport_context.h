@@ -1,0 +1,38 @@
+// TransportContext: what every backend and connection of one Transport
+// shares: the options, the log, the nonce source and the lease pool.
+// Immutable after construction except through its own thread-safe members.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "handshake.h"
+#include "strata/rdma/buffer_pool.h"
+#include "strata/rdma/log.h"
+#include "strata/rdma/options.h"
+
+namespace strata::rdma {
+
+struct TransportContext {
+  explicit TransportContext(TransportOptions opts)
+      : options(std::move(opts)),
+        sink(options.log ? options.log : StderrLogSink()),
+        nonces(options.random_seed),
+        lease_pool(options.max_message_size, options.lease_pool_buffers) {}
+
+  void Log(LogLevel level, const std::string& line) const { sink(level, line); }
+
+  // How often I/O threads run timers: fine enough for the shortest timeout.
+  std::chrono::milliseconds TickInterval() const {
+    auto t = std::min({options.keepalive_interval / 4, options.handshake_timeout / 4,
+                       options.close_linger / 4, std::chrono::milliseconds(50)});
+    return std::max(t, std::chrono::milliseconds(1));
+  }
+
+  const TransportOptions options;
+  const LogSink sink;
+  NonceSource nonces;
+  BufferPool lease_pool;
+};
+
+}  // namespace strata::rdma

@@ -1,0 +1,283 @@
+// TCP backend over loopback: ordering, sizes, bulk, many connections,
+// backpressure, completions, leases and clean shutdown.
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "test_support.h"
+
+namespace strata::rdma::test {
+namespace {
+
+// Server that records every message (and optionally echoes it).
+class Server {
+ public:
+  explicit Server(TransportOptions options, bool echo = false) : echo_(echo) {
+    transport_ = MakeTransport(options);
+    auto l = transport_->Listen("tcp://127.0.0.1:0", [this](const std::shared_ptr<Connection>& c) {
+      signal_.Notify([&] { conns_.push_back(c); });
+      ConnectionHandlers h;
+      h.on_message = [this](Connection& conn, const Message& m) { OnMessage(conn, m); };
+      h.on_close = [this](Connection&, const Status& s) { signal_.Notify([&] { closes_.push_back(s); }); };
+      return h;
+    });
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    listener_ = std::move(l).value();
+  }
+  std::string address() const { return "tcp://127.0.0.1:" + std::to_string(listener_->endpoint().port); }
+  uint16_t port() const { return listener_->endpoint().port; }
+
+  void OnMessage(Connection& conn, const Message& m) {
+    if (echo_) {
+      const Status s = m.is_bulk() ? conn.SendBulk(m.payload(), {}, 5s) : conn.Send(m.payload(), {}, 5s);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+    }
+    if (retain_) {
+      auto lease = m.Retain();
+      signal_.Notify([&] { leases_.push_back(std::move(lease)); ++count_; });
+      return;
+    }
+    signal_.Notify([&] {
+      received_.emplace_back(m.payload().begin(), m.payload().end());
+      bulk_flags_.push_back(m.is_bulk());
+      ++count_;
+    });
+  }
+
+  bool echo_;
+  std::atomic<bool> retain_{false};
+  Signal signal_;
+  std::vector<std::shared_ptr<Connection>> conns_;
+  std::vector<Status> closes_;
+  std::vector<std::vector<std::byte>> received_;
+  std::vector<bool> bulk_flags_;
+  std::vector<MessageLease> leases_;
+  size_t count_ = 0;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<Listener> listener_;
+};
+
+// Client handlers that record messages and the close status.
+struct Client {
+  Signal signal;
+  std::vector<std::vector<std::byte>> received;
+  std::vector<Status> closes;
+  ConnectionHandlers Handlers() {
+    ConnectionHandlers h;
+    h.on_message = [this](Connection&, const Message& m) {
+      signal.Notify([&] { received.emplace_back(m.payload().begin(), m.payload().end()); });
+    };
+    h.on_close = [this](Connection&, const Status& s) { signal.Notify([&] { closes.push_back(s); }); };
+    return h;
+  }
+};
+
+TEST(TcpTransport, DeliversInOrderWithCompletions) {
+  LogCapture log;
+  Server server(TestOptions(&log));
+  Client client;  // outlives the transport that calls its handlers
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  EXPECT_EQ(conn.value()->backend(), Scheme::kTcp);
+  constexpr int kCount = 2000;
+  std::atomic<int> completed{0};
+  for (int i = 0; i < kCount; ++i) {
+    uint32_t v = static_cast<uint32_t>(i);
+    const Status s = conn.value()->Send(std::as_bytes(std::span(&v, 1)), [&](const Status& st) {
+      EXPECT_TRUE(st.ok());
+      ++completed;
+    }, 5s);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == kCount; }));
+  std::lock_guard lock(server.signal_.mu());
+  for (int i = 0; i < kCount; ++i) {
+    uint32_t v;
+    std::memcpy(&v, server.received_[i].data(), 4);
+    ASSERT_EQ(v, static_cast<uint32_t>(i));
+  }
+  EXPECT_EQ(completed.load(), kCount);
+}
+
+TEST(TcpTransport, TinyAndMaximalMessagesRoundTrip) {
+  LogCapture log;
+  Server server(TestOptions(&log), /*echo=*/true);
+  Client client;  // outlives the transport that calls its handlers
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  const uint32_t max = conn.value()->max_message_size();
+  EXPECT_EQ(max, 64u * 1024);
+  const std::vector<size_t> sizes = {0, 1, 7, 63, 64, 4096, max - 1, max};
+  for (size_t i = 0; i < sizes.size(); ++i) ASSERT_TRUE(conn.value()->Send(Pattern(sizes[i], i), {}, 5s).ok());
+  ASSERT_TRUE(client.signal.WaitUntil([&] { return client.received.size() == sizes.size(); }));
+  std::lock_guard lock(client.signal.mu());
+  for (size_t i = 0; i < sizes.size(); ++i) EXPECT_EQ(client.received[i], Pattern(sizes[i], i)) << sizes[i];
+  const Status too_big = conn.value()->Send(Pattern(max + 1, 0));
+  EXPECT_EQ(too_big.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_big.message().find("use SendBulk"), std::string::npos);
+}
+
+TEST(TcpTransport, BulkMessagesKeepOrderWithSmallOnes) {
+  LogCapture log;
+  Server server(TestOptions(&log));
+  Client client;  // outlives the transport that calls its handlers
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok());
+  ASSERT_GE(conn.value()->max_bulk_size(), 1u << 20);
+  // Interleave: 1 MiB bulk, small, 300 KiB bulk, ... (wraps the ring).
+  std::vector<std::vector<std::byte>> sent;
+  for (int i = 0; i < 24; ++i) {
+    const bool bulk = i % 2 == 0;
+    sent.push_back(Pattern(bulk ? (i % 4 == 0 ? 1u << 20 : 300u << 10) : 100, i));
+    const Status s = bulk ? conn.value()->SendBulk(sent.back(), {}, 5s) : conn.value()->Send(sent.back(), {}, 5s);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == sent.size(); }));
+  std::lock_guard lock(server.signal_.mu());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(server.received_[i], sent[i]) << i;
+    EXPECT_EQ(server.bulk_flags_[i], i % 2 == 0);
+  }
+  EXPECT_EQ(conn.value()->SendBulk(Pattern(8u << 20, 0)).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TcpTransport, ManyConnectionsConcurrently) {
+  LogCapture log;
+  auto opts = TestOptions(&log);
+  opts.io_threads = 2;
+  Server server(opts, /*echo=*/true);
+  auto client_opts = TestOptions(&log, 43);
+  client_opts.io_threads = 2;
+  constexpr int kConns = 32, kMsgs = 50;
+  std::vector<std::unique_ptr<Client>> clients;  // outlive client_t
+  auto client_t = MakeTransport(client_opts);
+  std::vector<std::shared_ptr<Connection>> conns;
+  for (int c = 0; c < kConns; ++c) {
+    clients.push_back(std::make_unique<Client>());
+    auto conn = client_t->Connect(server.address(), clients.back()->Handlers());
+    ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+    conns.push_back(conn.value());
+  }
+  std::vector<std::thread> senders;
+  for (int c = 0; c < kConns; ++c) {
+    senders.emplace_back([&, c] {
+      for (int i = 0; i < kMsgs; ++i) EXPECT_TRUE(conns[c]->Send(Pattern(200, c * 1000 + i), {}, 5s).ok());
+    });
+  }
+  for (auto& t : senders) t.join();
+  for (int c = 0; c < kConns; ++c) {
+    ASSERT_TRUE(clients[c]->signal.WaitUntil([&] { return clients[c]->received.size() == kMsgs; })) << c;
+    std::lock_guard lock(clients[c]->signal.mu());
+    for (int i = 0; i < kMsgs; ++i) ASSERT_EQ(clients[c]->received[i], Pattern(200, c * 1000 + i));
+  }
+}
+
+TEST(TcpTransport, StalledReceiverBoundsSenderMemory) {
+  LogCapture log;
+  auto server_opts = TestOptions(&log);
+  server_opts.receive_credits = 8;
+  Server server(server_opts);
+  server.retain_ = true;  // hold every message: no credit goes back
+  auto client_opts = TestOptions(&log, 43);
+  client_opts.send_buffer_size = 256 * 1024;
+  Client client;
+  auto client_t = MakeTransport(client_opts);
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok());
+  const auto payload = Pattern(16 * 1024, 1);
+  int accepted = 0;
+  Status last;
+  for (int i = 0; i < 1000 && (last = conn.value()->Send(payload)).ok(); ++i) ++accepted;
+  EXPECT_EQ(last.code(), StatusCode::kBusy) << last.ToString();
+  EXPECT_TRUE(last.retryable());
+  // Eight messages hold credits on the server; the rest wait in our bounded buffer.
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == 8; }));
+  const ConnectionStats stats = conn.value()->stats();
+  EXPECT_LE(stats.queued_bytes, 256u * 1024 + 2 * (64 * 1024 + 128));
+  EXPECT_EQ(stats.send_credits, 0u);
+  EXPECT_LT(accepted, 40);
+  EXPECT_EQ(conn.value()->Send(payload, {}, 20ms).code(), StatusCode::kBusy);
+  // Release: everything flows, in order.
+  {
+    std::lock_guard lock(server.signal_.mu());
+    server.retain_ = false;
+    server.leases_.clear();
+  }
+  ASSERT_TRUE(conn.value()->Send(payload, {}, 5s).ok());
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == static_cast<size_t>(accepted) + 1; }));
+}
+
+TEST(TcpTransport, RetainedLeaseOutlivesHandler) {
+  LogCapture log;
+  Server server(TestOptions(&log));
+  server.retain_ = true;
+  Client client;  // outlives the transport that calls its handlers
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE(conn.value()->Send(Pattern(5000, 9)).ok());
+  ASSERT_TRUE(conn.value()->SendBulk(Pattern(200000, 10)).ok());
+  ASSERT_TRUE(conn.value()->Send(Pattern(10, 11)).ok());  // overwrites the read buffer
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == 3; }));
+  std::lock_guard lock(server.signal_.mu());
+  auto first = server.leases_[0].payload();
+  EXPECT_EQ(std::vector<std::byte>(first.begin(), first.end()), Pattern(5000, 9));
+  auto second = server.leases_[1].payload();
+  EXPECT_EQ(std::vector<std::byte>(second.begin(), second.end()), Pattern(200000, 10));
+}
+
+TEST(TcpTransport, GracefulCloseDrainsAndTellsThePeer) {
+  LogCapture log;
+  Server server(TestOptions(&log));
+  Client client;  // outlives the transport that calls its handlers
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(conn.value()->Send(Pattern(1000, i), {}, 5s).ok());
+  conn.value()->Close();
+  EXPECT_EQ(conn.value()->Send(Pattern(1, 0)).code(), StatusCode::kClosed);
+  ASSERT_TRUE(client.signal.WaitUntil([&] { return client.closes.size() == 1; }));
+  EXPECT_TRUE(client.closes[0].ok()) << client.closes[0].ToString();
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.closes_.size() == 1; }));
+  EXPECT_EQ(server.count_, 100u);  // everything queued before Close arrived
+  EXPECT_EQ(server.closes_[0].code(), StatusCode::kClosed);
+  EXPECT_NE(server.closes_[0].message().find("peer closed the connection"), std::string::npos);
+}
+
+TEST(TcpTransport, TransportShutdownAbortsConnections) {
+  LogCapture log;
+  auto server = std::make_unique<Server>(TestOptions(&log));
+  Client client;  // outlives the transport that calls its handlers
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server->address(), client.Handlers());
+  ASSERT_TRUE(conn.ok());
+  client_t.reset();  // joins I/O threads; on_close runs with kAborted
+  ASSERT_EQ(client.closes.size(), 1u);
+  EXPECT_EQ(client.closes[0].code(), StatusCode::kAborted);
+  EXPECT_EQ(conn.value()->Send(Pattern(1, 0)).code(), StatusCode::kClosed);
+  ASSERT_TRUE(server->signal_.WaitUntil([&] { return server->closes_.size() == 1; }));
+}
+
+TEST(TcpTransport, ConnectRefusedAndRdmaUnavailableAreReported) {
+  LogCapture log;
+  Client client;
+  auto t = MakeTransport(TestOptions(&log));
+  auto listener = t->Listen("tcp://127.0.0.1:0", [](const auto&) { return ConnectionHandlers{}; });
+  ASSERT_TRUE(listener.ok());
+  const uint16_t port = listener.value()->endpoint().port;
+  listener.value().reset();  // nobody listens there now
+  auto refused = t->Connect("tcp://127.0.0.1:" + std::to_string(port), client.Handlers());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("connect("), std::string::npos);
+  if (!Transport::RdmaDeviceAvailable()) {
+    auto rdma = t->Connect("rdma://127.0.0.1:1", client.Handlers());
+    EXPECT_EQ(rdma.status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(rdma.status().message().find("no usable RDMA device"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace strata::rdma::test
