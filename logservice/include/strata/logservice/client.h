@@ -1,0 +1,184 @@
+// LogClient: what InnoDB (through storage/innobase/strata/backend_logservice.cc)
+// calls to keep its redo in the replicated log service. No MySQL headers, no
+// exceptions; every fallible call returns a [[nodiscard]] ClientStatus.
+//
+// Model (docs/logservice-replication.md):
+//   - Open() as kWriter connects to the N nodes, raises the epoch on a read
+//     quorum R = N - W + 1 (older writers are refused from then on), reads
+//     their logs, picks the durable end, seals every reachable node there
+//     (each cuts what a dead writer left beyond it) and brings W nodes up to
+//     it. Afterwards sealed_end() is where the log ends: block stream end
+//     stream_end() plus the recovered tail image, if any.
+//     kReadOnly does the same reading without raising the epoch (no fencing).
+//   - The log is a stream of immutable bytes (InnoDB: complete 512-byte
+//     blocks) appended in LSN order with Append(), plus ONE overwritable tail
+//     image (InnoDB: the partial last block, rewritten as it grows) set with
+//     PutTail(stream_end(), image, data_end). A tail counts only while its
+//     block LSN equals the stream end; appending the completed block retires it.
+//   - durable_lsn(): the quorum frontier. The end of the stream prefix that W
+//     nodes have fdatasync'ed, raised to the tail's data_end once W nodes hold
+//     that tail durably. Monotonic. on_durable is called when it advances.
+//
+// Threads: every method is thread-safe. Append/PutTail copy the bytes and
+// return once queued (they block only while the in-flight window
+// max_inflight_bytes is full). on_durable runs on the client's I/O thread and
+// must not block. WaitDurable blocks the caller (no thread per waiter).
+//
+// Failures: the client reconnects, re-promises and re-seals nodes on its own
+// and resends un-acknowledged bytes; it keeps going while W nodes are alive.
+// When they are not, waits time out with kUnavailable and a reason such as
+// "2 of 3 nodes unreachable: node2 (tcp://10.0.0.2:7100) connection refused; node3 (...) timeout",
+// also available from status().reason. kFenced means another writer took
+// over (higher epoch): the caller must stop (InnoDB: ib::fatal).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace strata::logservice::client {
+
+using Lsn = std::uint64_t;
+using Epoch = std::uint64_t;
+
+enum class Code {
+  kOk = 0,
+  kInvalidArgument,  // caller broke the contract (non-contiguous append, bad config)
+  kUnavailable,      // fewer than the needed nodes answer; message says which and why
+  kTimeout,          // enough nodes are up but the deadline passed
+  kFenced,           // a newer writer holds the log: stop writing
+  kAuthFailed,       // cluster id / secret refused
+  kNotFound,         // no checkpoint / page version
+  kFailed,           // a node reported an error (message has it)
+};
+
+class [[nodiscard]] ClientStatus {
+ public:
+  ClientStatus() = default;
+  ClientStatus(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  std::string ToString() const;
+  void IgnoreError() const {}
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+template <typename T>
+class [[nodiscard]] ClientResult {
+ public:
+  ClientResult(T v) : value_(std::move(v)) {}                    // NOLINT
+  ClientResult(ClientStatus s) : status_(std::move(s)) {}        // NOLINT
+  bool ok() const { return value_.has_value(); }
+  const ClientStatus& status() const { return status_; }
+  T& value() { return *value_; }
+  T* operator->() { return &*value_; }
+  T& operator*() { return *value_; }
+
+ private:
+  std::optional<T> value_;
+  ClientStatus status_;
+};
+
+enum class TransportKind { kAuto, kRdma, kTcp };
+enum class OpenMode { kWriter, kReadOnly };
+
+struct ClusterConfig {
+  std::vector<std::string> nodes;  // "host:port" or "scheme://host:port"
+  TransportKind transport = TransportKind::kAuto;
+  std::size_t write_quorum = 2;    // W; N = nodes.size(); requires W > N/2
+  std::string cluster_id = "strata";
+  std::string secret;              // shared secret (read it from a file; never log it)
+  OpenMode mode = OpenMode::kWriter;
+  std::uint64_t max_inflight_bytes = 64ull << 20;  // stream_end - durable_lsn cap (backpressure)
+  std::chrono::milliseconds open_timeout{10000};
+  std::chrono::milliseconds op_timeout{3000};      // one request to one node
+  std::chrono::milliseconds reconnect_interval{200};
+  std::uint64_t seed = 0;  // writer-id randomness; 0 = nondeterministic
+  std::function<void(Lsn durable)> on_durable;     // I/O thread; must not block
+  std::function<void(std::string_view line)> log;  // "event=... key=value"; thread-safe
+};
+
+struct NodeInfo {
+  std::string address;
+  bool connected = false;
+  bool sealed = false;  // promised + sealed in our epoch (writer) / source (reader)
+  Lsn durable = 0;      // as last reported by the node
+  std::string last_error;
+};
+
+struct ClusterStatus {
+  Epoch epoch = 0;
+  Lsn stream_end = 0;
+  Lsn durable_lsn = 0;
+  std::size_t healthy = 0;  // connected and sealed
+  std::size_t write_quorum = 0;
+  bool fenced = false;
+  std::string reason;       // empty when healthy >= W and not fenced
+  std::vector<NodeInfo> nodes;
+};
+
+struct CheckpointRecord {
+  Lsn lsn = 0;
+  Epoch epoch = 0;
+  std::string metadata;
+};
+
+struct PageImage {
+  Lsn lsn = 0;  // version LSN
+  std::string image;
+};
+
+class LogClient {
+ public:
+  static ClientResult<std::unique_ptr<LogClient>> Open(ClusterConfig config);
+  ~LogClient();
+  LogClient(const LogClient&) = delete;
+  LogClient& operator=(const LogClient&) = delete;
+
+  Epoch epoch() const;
+  // After Open: end of the recovered log (stream end, or the tail's data_end).
+  Lsn sealed_end() const;
+  // Next LSN Append() expects (end of the immutable stream).
+  Lsn stream_end() const;
+  Lsn durable_lsn() const;
+
+  // Appends [start_lsn, start_lsn + bytes.size()); start_lsn must equal
+  // stream_end(). Copies the bytes. Blocks up to `wait` while the in-flight
+  // window is full (then kUnavailable/kTimeout and nothing was appended).
+  ClientStatus Append(Lsn start_lsn, std::string_view bytes,
+                      std::chrono::milliseconds wait = std::chrono::milliseconds(10000));
+  // Sets the overwritable tail image for block_lsn == stream_end(); its
+  // meaningful bytes end at data_end (block_lsn < data_end <= block_lsn + image.size()).
+  ClientStatus PutTail(Lsn block_lsn, std::string_view image, Lsn data_end);
+  // Blocks until durable_lsn() >= lsn, fenced, or timeout.
+  ClientStatus WaitDurable(Lsn lsn, std::chrono::milliseconds timeout);
+
+  // Durable log from `from` on, at most max_bytes (a short result ends at the
+  // durable end; empty at the end). Bytes at/after the stream end come from
+  // the tail image (the whole image, whose data ends at its data_end).
+  ClientResult<std::string> Read(Lsn from, std::size_t max_bytes);
+
+  ClientResult<CheckpointRecord> ReadCheckpoint();          // kNotFound: empty volume
+  ClientStatus WriteCheckpoint(Lsn lsn, std::string_view metadata);  // W nodes, durable
+  ClientStatus PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn, std::string_view image);
+  ClientResult<PageImage> GetPage(std::uint32_t space, std::uint32_t page, Lsn lsn);
+
+  ClusterStatus status() const;
+
+  struct Impl;
+
+ private:
+  explicit LogClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::logservice::client

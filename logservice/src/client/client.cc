@@ -1,0 +1,269 @@
+// LogClient public API (client.h) over LogClient::Impl (client_impl.h).
+#include "client_impl.h"
+
+namespace strata::logservice::client {
+
+std::string ClientStatus::ToString() const {
+  static constexpr const char* kNames[] = {"OK",     "InvalidArgument", "Unavailable", "Timeout",
+                                           "Fenced", "AuthFailed",      "NotFound",    "Failed"};
+  return std::string(kNames[static_cast<int>(code_)]) + (message_.empty() ? "" : ": " + message_);
+}
+
+// ---------------------------------------------------------------------------
+
+ClientResult<std::unique_ptr<LogClient>> LogClient::Open(ClusterConfig config) {
+  auto impl = std::make_unique<Impl>();
+  Impl& c = *impl;
+  c.cfg = std::move(config);
+  c.n = c.cfg.nodes.size();
+  c.w = c.cfg.write_quorum;
+  if (c.n == 0 || c.n > wire::kMaxPeers) return ClientStatus(Code::kInvalidArgument, "need 1..16 nodes");
+  if (c.w == 0 || c.w > c.n || 2 * c.w <= c.n)
+    return ClientStatus(Code::kInvalidArgument, "write quorum must satisfy N/2 < W <= N");
+  if (c.cfg.secret.empty()) return ClientStatus(Code::kInvalidArgument, "secret is required");
+  c.r = repl::ReadQuorum(c.n, c.w);
+  for (const auto& a : c.cfg.nodes) c.addresses.push_back(WithScheme(a, c.cfg.transport));
+  c.nodes.resize(c.n);
+  c.connectors.resize(c.n);
+  c.connecting.assign(c.n, 0);
+  std::mt19937_64 rng(c.cfg.seed ? c.cfg.seed : std::random_device{}());
+  // Distinct per client instance even with one seed (two writers holding
+  // the same writer id could share an epoch).
+  static std::atomic<std::uint64_t> instances{0};
+  c.writer_id = (rng() + 0x9E3779B97F4A7C15ull * ++instances) | 1;
+  rdma::LogSink sink;
+  if (c.cfg.log) {
+    sink = [&c](rdma::LogLevel l, std::string_view line) {
+      if (l >= rdma::LogLevel::kWarning) c.Log("event=transport msg=\"" + std::string(line) + "\"");
+    };
+  }
+  auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(c.cfg.cluster_id, c.cfg.secret, sink));
+  if (!t.ok()) return ClientStatus(Code::kInvalidArgument, "transport: " + t.status().message());
+  c.transport = std::move(t.value());
+  ClientStatus s = c.OpenCluster();
+  if (!s.ok()) return s;
+  c.maint = std::thread([&c] { c.MaintenanceLoop(); });
+  return std::unique_ptr<LogClient>(new LogClient(std::move(impl)));
+}
+
+LogClient::LogClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+LogClient::~LogClient() {
+  Impl& c = *impl_;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    c.stopping = true;
+    c.cv.notify_all();
+  }
+  if (c.maint.joinable()) c.maint.join();
+  for (auto& t : c.connectors)
+    if (t.joinable()) t.join();
+  std::vector<std::shared_ptr<RpcChannel>> chans;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    for (auto& nl : c.nodes)
+      if (nl.ch) chans.push_back(nl.ch);
+  }
+  for (auto& ch : chans) ch->Close();
+  c.transport.reset();  // joins the I/O thread: no callback runs after this
+}
+
+Epoch LogClient::epoch() const { std::lock_guard<std::mutex> l(impl_->mu); return impl_->epoch; }
+Lsn LogClient::sealed_end() const { std::lock_guard<std::mutex> l(impl_->mu); return impl_->sealed_end; }
+Lsn LogClient::stream_end() const { std::lock_guard<std::mutex> l(impl_->mu); return impl_->stream_end; }
+Lsn LogClient::durable_lsn() const { return impl_->frontier.load(); }
+
+ClientStatus LogClient::Append(Lsn start_lsn, std::string_view bytes, milliseconds wait) {
+  Impl& c = *impl_;
+  if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  if (bytes.empty()) return ClientStatus();
+  const auto deadline = Clock::now() + wait;
+  std::unique_lock<std::mutex> l(c.mu);
+  if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  if (start_lsn != c.stream_end)
+    return ClientStatus(Code::kInvalidArgument, "append at " + std::to_string(start_lsn) + " but the stream ends at " +
+                                                    std::to_string(c.stream_end));
+  auto room = [&] {
+    const Lsn f = std::min(c.frontier.load(), c.stream_end);
+    return c.fenced || c.stream_end - f == 0 || c.stream_end + bytes.size() - f <= c.cfg.max_inflight_bytes;
+  };
+  if (!c.cv.wait_until(l, deadline, room)) return c.NoQuorumLocked("append (in-flight window full)");
+  if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  for (std::size_t off = 0; off < bytes.size(); off += kChunk) {
+    const auto piece = bytes.substr(off, kChunk);
+    c.retained.emplace(c.stream_end, std::string(piece));
+    c.stream_end += piece.size();
+  }
+  if (c.tail.valid() && c.tail.block_lsn < c.stream_end) c.tail = repl::TailImage{};  // retired
+  for (std::size_t i = 0; i < c.n; ++i) c.PumpLocked(i);
+  return ClientStatus();
+}
+
+ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_end) {
+  Impl& c = *impl_;
+  if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  std::lock_guard<std::mutex> l(c.mu);
+  if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  if (block_lsn != c.stream_end || data_end <= block_lsn || data_end - block_lsn > image.size() ||
+      image.size() > wire::kMaxTailImage)
+    return ClientStatus(Code::kInvalidArgument, "tail must start at the stream end and hold its data");
+  if (c.tail.valid() && c.tail.block_lsn == block_lsn && data_end < c.tail.data_end)
+    return ClientStatus(Code::kInvalidArgument, "tail data end went backwards");
+  c.tail = repl::TailImage{c.epoch, block_lsn, data_end, std::string(image)};
+  ++c.tail_version;
+  for (std::size_t i = 0; i < c.n; ++i) c.PumpLocked(i);
+  return ClientStatus();
+}
+
+ClientStatus LogClient::WaitDurable(Lsn lsn, milliseconds timeout) {
+  Impl& c = *impl_;
+  std::unique_lock<std::mutex> l(c.mu);
+  if (c.cv.wait_until(l, Clock::now() + timeout, [&] { return c.frontier.load() >= lsn || c.fenced; }) && !c.fenced)
+    return ClientStatus();
+  return c.NoQuorumLocked("wait for durable LSN " + std::to_string(lsn) + " (durable " +
+                          std::to_string(c.frontier.load()) + ")");
+}
+
+ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
+  Impl& c = *impl_;
+  std::shared_ptr<RpcChannel> ch;
+  Lsn stream_limit;
+  repl::TailImage tail;
+  Epoch seal;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    const Lsn f = c.frontier.load();
+    stream_limit = std::min(f, c.stream_end);
+    if (c.tail.valid() && f >= c.tail.data_end) tail = c.tail;
+    seal = c.writer() ? c.epoch : c.reader_seal_epoch;
+    Lsn best = 0;
+    for (auto& nl : c.nodes)
+      if (nl.ch && nl.ch->open() && nl.sealed && (!ch || nl.durable > best)) {
+        ch = nl.ch;
+        best = nl.durable;
+      }
+  }
+  std::string out;
+  if (from < stream_limit) {
+    if (!ch) return c.Unavailable("read");
+    Frame q;
+    q.type = MsgType::kReadReq;
+    q.lsn = from;
+    q.u32a = static_cast<std::uint32_t>(std::min<std::size_t>({max_bytes, wire::kMaxReadBytes, stream_limit - from}));
+    q.lsn3 = seal;
+    auto rep = ch->Call(q, c.cfg.op_timeout);
+    if (!rep.ok()) return ClientStatus(Code::kUnavailable, "read: " + rep.status().message());
+    if (rep->code == ReplyCode::kNotFound) return ClientStatus(Code::kNotFound, rep->error);
+    if (rep->code != ReplyCode::kOk) return ClientStatus(Code::kFailed, "read: " + rep->error);
+    for (const auto& r : rep->ranges) {
+      if (r.start != from + out.size()) break;
+      out += r.bytes;
+    }
+    if (out.size() > stream_limit - from) out.resize(stream_limit - from);
+    if (out.size() > max_bytes) out.resize(max_bytes);
+    return out;
+  }
+  if (tail.valid() && from >= tail.block_lsn && from < tail.block_lsn + tail.image.size())
+    out = tail.image.substr(from - tail.block_lsn, max_bytes);
+  return out;
+}
+
+ClientResult<CheckpointRecord> LogClient::ReadCheckpoint() {
+  Impl& c = *impl_;
+  Frame q;
+  q.type = MsgType::kCkptGetReq;
+  auto reps = c.CallAll(c.Channels(false), q, nullptr);
+  std::size_t answered = 0;
+  std::optional<CheckpointRecord> best;
+  for (auto& [i, f] : reps) {
+    if (f.code != ReplyCode::kOk) continue;
+    ++answered;
+    if (f.found && (!best || f.lsn2 > best->epoch || (f.lsn2 == best->epoch && f.lsn > best->lsn)))
+      best = CheckpointRecord{f.lsn, f.lsn2, f.data};
+  }
+  if (answered < c.r) return c.Unavailable("read checkpoint");
+  if (!best) return ClientStatus(Code::kNotFound, "no checkpoint stored");
+  return *best;
+}
+
+ClientStatus LogClient::WriteCheckpoint(Lsn lsn, std::string_view metadata) {
+  Impl& c = *impl_;
+  if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  Frame q;
+  q.type = MsgType::kCkptSetReq;
+  q.epoch = epoch();
+  q.lsn = lsn;
+  q.data = std::string(metadata);
+  std::size_t ok = 0;
+  std::string err;
+  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) {
+    if (f.code == ReplyCode::kOk) ++ok;
+    else err = f.error;
+  }
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  }
+  if (ok >= c.w) return ClientStatus();
+  if (!err.empty()) return ClientStatus(Code::kFailed, "write checkpoint: " + err);
+  return c.Unavailable("write checkpoint");
+}
+
+ClientStatus LogClient::PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn, std::string_view image) {
+  Impl& c = *impl_;
+  if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  Frame q;
+  q.type = MsgType::kPagePutReq;
+  q.epoch = epoch();
+  q.u32a = space;
+  q.u32b = page;
+  q.lsn = lsn;
+  q.data = std::string(image);
+  std::size_t ok = 0;
+  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) ok += f.code == ReplyCode::kOk;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  }
+  if (ok >= c.w) return ClientStatus();
+  return c.Unavailable("put page");
+}
+
+ClientResult<PageImage> LogClient::GetPage(std::uint32_t space, std::uint32_t page, Lsn lsn) {
+  Impl& c = *impl_;
+  Frame q;
+  q.type = MsgType::kPageGetReq;
+  q.u32a = space;
+  q.u32b = page;
+  q.lsn = lsn;
+  std::size_t answered = 0;
+  std::optional<PageImage> best;
+  for (auto& [i, f] : c.CallAll(c.Channels(false), q, nullptr)) {
+    if (f.code != ReplyCode::kOk) continue;
+    ++answered;
+    if (f.found && (!best || f.lsn > best->lsn)) best = PageImage{f.lsn, f.data};
+  }
+  if (answered < c.r) return c.Unavailable("get page");
+  if (!best) return ClientStatus(Code::kNotFound, "no version of the page at or below that LSN");
+  return *best;
+}
+
+ClusterStatus LogClient::status() const {
+  const Impl& c = *impl_;
+  std::lock_guard<std::mutex> l(c.mu);
+  ClusterStatus s;
+  s.epoch = c.epoch;
+  s.stream_end = c.stream_end;
+  s.durable_lsn = c.frontier.load();
+  s.healthy = c.HealthyLocked();
+  s.write_quorum = c.w;
+  s.fenced = c.fenced;
+  s.reason = c.ReasonLocked();
+  for (std::size_t i = 0; i < c.n; ++i) {
+    const auto& nl = c.nodes[i];
+    s.nodes.push_back(NodeInfo{c.addresses[i], nl.ch && nl.ch->open(), nl.sealed, nl.durable, nl.last_error});
+  }
+  return s;
+}
+
+}  // namespace strata::logservice::client

@@ -1,0 +1,427 @@
+// LogClient::Impl: the state and machinery behind LogClient (client.h);
+// shared by client.cc (the API) and recovery.cc (Open: promise, recovery,
+// seal). The writer / reader side of the replication protocol.
+//
+// Threads:
+//   - caller threads: Append/PutTail copy bytes into the retained buffer
+//     (every byte above the quorum frontier is kept for resending) and push
+//     them to every sealed node (non-blocking sends; a node whose transport
+//     window is full is left behind and pumped later);
+//   - the transport's I/O thread: node acknowledgements (AppendResp with the
+//     node's durable LSN, TailResp with its durable tail) update the per-node
+//     acks; the quorum frontier (repl::QuorumFrontier) is recomputed, waiters
+//     are woken and on_durable is called (outside the client lock);
+//   - the maintenance thread: reconnects lost nodes every reconnect_interval,
+//     promises + seals them in our epoch, resends retained bytes from where
+//     they stand (older bytes they fill from peers), re-pumps lagging nodes.
+//
+// Ordering: one lock (mu) guards the stream, the retained bytes and the
+// per-node state. Sends happen under it but never wait (wait = 0).
+// Durability frontier: only what W nodes reported as fdatasync'ed counts.
+// Failure: a kStaleEpoch reply fences the client for good; anything else is
+// a node problem, recorded as that node's last_error for status().reason.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "codec.h"
+#include "quorum.h"
+#include "rpc.h"
+#include "strata/logservice/client.h"
+#include "strata/rdma/rdma.h"
+
+namespace strata::logservice::client {
+
+using repl::Frame;
+using repl::RpcChannel;
+using wire::MsgType;
+using wire::ReplyCode;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+inline constexpr std::size_t kChunk = 128u << 10;
+
+inline std::string WithScheme(const std::string& a, TransportKind k) {
+  if (a.find("://") != std::string::npos) return a;
+  switch (k) {
+    case TransportKind::kRdma: return "rdma://" + a;
+    case TransportKind::kTcp: return "tcp://" + a;
+    default: return "auto://" + a;
+  }
+}
+
+struct LogClient::Impl {
+  ClusterConfig cfg;
+  std::size_t n = 0, w = 0, r = 0;
+  std::unique_ptr<rdma::Transport> transport;
+  std::vector<std::string> addresses;
+
+  struct NodeLink {
+    std::shared_ptr<RpcChannel> ch;
+    std::uint64_t gen = 0;
+    bool sealed = false;
+    Lsn durable = 0;
+    Lsn tail_block = 0, tail_end = 0;
+    Lsn sent = 0;                  // next stream LSN to send
+    std::uint64_t tail_sent = 0;   // tail version sent
+    std::string last_error = "not connected yet";
+    Clock::time_point next_attempt{};
+    Clock::time_point next_poll{};
+    Clock::time_point last_ack{};
+    repl::NodeState state;
+  };
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::vector<NodeLink> nodes;
+  Epoch epoch = 0;
+  std::uint64_t writer_id = 0;
+  std::vector<repl::SealEntry> history;
+  Lsn seal_lsn = 0, sealed_end = 0;
+  Lsn stream_end = 0;
+  std::map<Lsn, std::string> retained;  // chunks [start, start+size) above the frontier
+  repl::TailImage tail;
+  std::uint64_t tail_version = 0;
+  std::atomic<Lsn> frontier{0};
+  bool fenced = false;
+  std::string fence_reason;
+  Epoch reader_seal_epoch = 0;  // read-only: the source's seal epoch
+
+  std::mutex cb_mu;
+  Lsn reported = 0;
+
+  bool stopping = false;
+  std::thread maint;
+  // One connector thread per node at a time (a silent node's connect +
+  // handshake may take connect_timeout; it must not stall the others).
+  std::vector<std::thread> connectors;
+  std::vector<char> connecting;  // guarded by mu
+
+  bool writer() const { return cfg.mode == OpenMode::kWriter; }
+  void Log(const std::string& line) {
+    if (cfg.log) cfg.log(line);
+  }
+  std::string NodeName(std::size_t i) const { return "node" + std::to_string(i + 1) + " (" + addresses[i] + ")"; }
+
+  // ---- status ----
+  std::size_t HealthyLocked() const {
+    std::size_t h = 0;
+    for (const auto& nl : nodes) h += (nl.ch && nl.ch->open() && nl.sealed) ? 1 : 0;
+    return h;
+  }
+  std::string ReasonLocked() const {
+    if (fenced) return fence_reason;
+    std::vector<std::string> bad;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& nl = nodes[i];
+      if (nl.ch && nl.ch->open() && (nl.sealed || !writer())) continue;
+      bad.push_back(NodeName(i) + " " + (nl.ch && nl.ch->open() ? "not sealed: " : "") + nl.last_error);
+    }
+    if (bad.empty()) return "";
+    std::string s = std::to_string(bad.size()) + " of " + std::to_string(n) + " nodes unreachable: ";
+    for (std::size_t i = 0; i < bad.size(); ++i) s += (i ? "; " : "") + bad[i];
+    return s;
+  }
+  ClientStatus NoQuorumLocked(const std::string& what) const {
+    if (fenced) return ClientStatus(Code::kFenced, fence_reason);
+    if (writer() && HealthyLocked() < w)
+      return ClientStatus(Code::kUnavailable, what + ": write quorum " + std::to_string(w) + " not available, " +
+                                                  ReasonLocked());
+    return ClientStatus(Code::kTimeout, what + " timed out" + (ReasonLocked().empty() ? "" : " (" + ReasonLocked() + ")"));
+  }
+
+  // ---- frontier ----
+  void RecomputeLocked(Lsn* advanced_to) {
+    std::vector<repl::NodeAck> acks;
+    for (const auto& nl : nodes)
+      acks.push_back(repl::NodeAck{nl.sealed, std::min(nl.durable, stream_end), nl.tail_block, nl.tail_end});
+    Lsn f = repl::QuorumFrontier(acks, w, tail.valid() ? tail.block_lsn : 0, tail.valid() ? tail.data_end : 0);
+    if (f > frontier.load()) {
+      frontier = f;
+      *advanced_to = f;
+      // Drop retained chunks entirely below the stream part of the frontier.
+      const Lsn bf = std::min(f, stream_end);
+      while (!retained.empty() && retained.begin()->first + retained.begin()->second.size() <= bf)
+        retained.erase(retained.begin());
+      cv.notify_all();
+    }
+  }
+  void Report(Lsn f) {
+    if (f == 0 || !cfg.on_durable) return;
+    std::lock_guard<std::mutex> l(cb_mu);
+    if (f <= reported) return;
+    reported = f;
+    cfg.on_durable(f);
+  }
+
+  // ---- async acks (I/O thread) ----
+  void OnAsync(std::size_t i, std::uint64_t gen, const Frame& f) {
+    Lsn adv = 0;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      NodeLink& nl = nodes[i];
+      if (nl.gen != gen) return;
+      if (f.code == ReplyCode::kStaleEpoch) {
+        FenceLocked(i, f);
+        return;
+      }
+      if (f.code != ReplyCode::kOk) {
+        nl.last_error = std::string(repl::ReplyCodeName(f.code)) + ": " + f.error;
+        if (f.code == ReplyCode::kNotSealed || f.code == ReplyCode::kConflict)
+          nl.sealed = false;  // maintenance re-promises and re-seals it
+        Log("event=node_error node=" + std::to_string(i + 1) + " reason=\"" + nl.last_error + "\"");
+        cv.notify_all();
+        return;
+      }
+      nl.last_ack = Clock::now();
+      if (f.type == MsgType::kStatusResp) {
+        if (f.state.seal_epoch == epoch) nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
+      } else if (f.type == MsgType::kAppendResp) {
+        nl.durable = std::max(nl.durable, f.lsn);
+      } else if (f.type == MsgType::kTailResp) {
+        if (f.lsn > nl.tail_block || (f.lsn == nl.tail_block && f.lsn2 > nl.tail_end)) {
+          nl.tail_block = f.lsn;
+          nl.tail_end = f.lsn2;
+        }
+        nl.durable = std::max(nl.durable, f.lsn3);
+      }
+      RecomputeLocked(&adv);
+    }
+    Report(adv);
+  }
+  void FenceLocked(std::size_t i, const Frame& f) {
+    if (!fenced) {
+      fenced = true;
+      fence_reason = "fenced: " + NodeName(i) + " refused epoch " + std::to_string(epoch) + " (" + f.error + ")";
+      Log("event=fenced reason=\"" + fence_reason + "\"");
+    }
+    cv.notify_all();
+  }
+  void OnClose(std::size_t i, std::uint64_t gen, const std::string& why) {
+    std::lock_guard<std::mutex> l(mu);
+    NodeLink& nl = nodes[i];
+    if (nl.gen != gen) return;
+    nl.sealed = false;
+    nl.last_error = why;
+    Log("event=node_down node=" + std::to_string(i + 1) + " reason=\"" + why + "\"");
+    cv.notify_all();
+  }
+
+  // ---- connecting (no lock held) ----
+  bool ConnectNode(std::size_t i) {
+    std::uint64_t gen;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      gen = ++nodes[i].gen;
+    }
+    auto ch = RpcChannel::Connect(
+        *transport, addresses[i], [this, i, gen](const Frame& f) { OnAsync(i, gen, f); },
+        [this, i, gen](const std::string& why) { OnClose(i, gen, why); });
+    std::lock_guard<std::mutex> l(mu);
+    NodeLink& nl = nodes[i];
+    nl.next_attempt = Clock::now() + cfg.reconnect_interval;
+    if (!ch.ok()) {
+      nl.last_error = ch.status().message();
+      return false;
+    }
+    if (nl.gen != gen) return false;
+    nl.ch = *ch;
+    nl.sealed = false;
+    return true;
+  }
+
+  // Promise + seal one connected node in our epoch (writer, after Open).
+  void SealNode(std::size_t i) {
+    std::shared_ptr<RpcChannel> ch;
+    Frame p, s;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      ch = nodes[i].ch;
+      p.type = MsgType::kPromiseReq;
+      p.epoch = epoch;
+      p.writer_id = writer_id;
+      s.type = MsgType::kSealReq;
+      s.epoch = epoch;
+      s.lsn = seal_lsn;
+      s.lsn2 = std::min(frontier.load(), stream_end);
+      s.u32a = static_cast<std::uint32_t>(i);
+      s.history = history;
+      s.peers = addresses;
+    }
+    if (!ch) return;
+    auto pr = ch->Call(p, cfg.op_timeout);
+    auto sr = pr.ok() && pr->code == ReplyCode::kOk ? ch->Call(s, cfg.op_timeout) : pr;
+    std::lock_guard<std::mutex> l(mu);
+    NodeLink& nl = nodes[i];
+    if (nl.ch != ch) return;
+    if (!sr.ok()) {
+      nl.last_error = sr.status().message();
+      return;
+    }
+    if (sr->code == ReplyCode::kStaleEpoch) return FenceLocked(i, *sr);
+    if (sr->code != ReplyCode::kOk) {
+      nl.last_error = std::string(repl::ReplyCodeName(sr->code)) + ": " + sr->error;
+      return;
+    }
+    nl.sealed = true;
+    nl.state = sr->state;
+    nl.durable = std::max(nl.durable, std::min(sr->state.durable, stream_end));
+    nl.sent = std::max(nl.durable, retained.empty() ? stream_end : retained.begin()->first);
+    nl.tail_sent = 0;
+    nl.last_error.clear();
+    Log("event=node_sealed node=" + std::to_string(i + 1) + " epoch=" + std::to_string(epoch) +
+        " durable=" + std::to_string(sr->state.durable));
+    PumpLocked(i);
+  }
+
+  // ---- sending (lock held, never waits) ----
+  void PumpLocked(std::size_t i) {
+    NodeLink& nl = nodes[i];
+    if (!nl.sealed || !nl.ch || !nl.ch->open() || fenced) return;
+    const Lsn first = retained.empty() ? stream_end : retained.begin()->first;
+    if (nl.sent < first) nl.sent = first;  // older bytes: the node fills them from peers
+    while (nl.sent < stream_end) {
+      auto it = retained.upper_bound(nl.sent);
+      --it;  // chunk containing nl.sent
+      const Lsn off = nl.sent - it->first;
+      Frame f;
+      f.type = MsgType::kAppendReq;
+      f.epoch = epoch;
+      f.lsn = nl.sent;
+      f.lsn2 = std::min(frontier.load(), stream_end);
+      f.data = it->second.substr(off);
+      Status s = nl.ch->Post(std::move(f));
+      if (!s.ok()) return;  // busy or closed: maintenance retries
+      nl.sent = it->first + it->second.size();
+    }
+    if (tail.valid() && nl.tail_sent != tail_version) {
+      Frame f;
+      f.type = MsgType::kTailReq;
+      f.epoch = epoch;
+      f.lsn = tail.block_lsn;
+      f.lsn2 = tail.data_end;
+      f.data = tail.image;
+      if (nl.ch->Post(std::move(f)).ok()) nl.tail_sent = tail_version;
+    }
+  }
+
+  void MaintenanceLoop() {
+    for (;;) {
+      std::vector<std::size_t> reconnect, reseal;
+      {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait_for(l, milliseconds(10), [&] { return stopping; });
+        if (stopping) return;
+        const auto now = Clock::now();
+        for (std::size_t i = 0; i < n; ++i) {
+          NodeLink& nl = nodes[i];
+          if (connecting[i]) continue;
+          if (!nl.ch || !nl.ch->open()) {
+            if (now >= nl.next_attempt) {
+              reconnect.push_back(i);
+              connecting[i] = 1;
+            }
+          } else if (writer() && !nl.sealed && !fenced && now >= nl.next_attempt) {
+            reseal.push_back(i);
+            connecting[i] = 1;
+            nl.next_attempt = now + cfg.reconnect_interval;
+          } else {
+            PumpLocked(i);
+            // A node behind the frontier catches up from peers on its own;
+            // poll its state so that acks (and status()) see it.
+            // Also covers an acknowledgement lost to a busy reply path.
+            const bool lagging = nl.durable < frontier.load();
+            const bool silent = nl.durable < std::min(nl.sent, stream_end) && now - nl.last_ack > milliseconds(200);
+            if (nl.sealed && (lagging || silent) && now >= nl.next_poll) {
+              nl.next_poll = now + milliseconds(50);
+              Frame st;
+              st.type = MsgType::kStatusReq;
+              nl.ch->Post(std::move(st)).IgnoreError();
+            }
+          }
+        }
+      }
+      for (std::size_t i : reconnect) Launch(i, true);
+      for (std::size_t i : reseal) Launch(i, false);
+    }
+  }
+
+  void Launch(std::size_t i, bool connect) {
+    if (connectors[i].joinable()) connectors[i].join();  // finished: connecting[i] was 0
+    connectors[i] = std::thread([this, i, connect] {
+      bool up = !connect || ConnectNode(i);
+      if (up) {
+        if (writer()) {
+          SealNode(i);
+        } else {
+          std::lock_guard<std::mutex> l(mu);
+          nodes[i].sealed = true;
+        }
+      }
+      std::lock_guard<std::mutex> l(mu);
+      connecting[i] = 0;
+    });
+  }
+
+  // ---- sync helpers for Open and the request/response operations ----
+  std::vector<std::pair<std::size_t, std::shared_ptr<RpcChannel>>> Channels(bool need_sealed) {
+    std::vector<std::pair<std::size_t, std::shared_ptr<RpcChannel>>> out;
+    std::lock_guard<std::mutex> l(mu);
+    for (std::size_t i = 0; i < n; ++i)
+      if (nodes[i].ch && nodes[i].ch->open() && (!need_sealed || nodes[i].sealed)) out.emplace_back(i, nodes[i].ch);
+    return out;
+  }
+
+  // Sends `req` to the given nodes in parallel; returns OK replies by node index.
+  std::vector<std::pair<std::size_t, Frame>> CallAll(
+      const std::vector<std::pair<std::size_t, std::shared_ptr<RpcChannel>>>& chans, const Frame& req,
+      std::vector<std::string>* errors) {
+    std::vector<std::optional<Frame>> res(chans.size());
+    std::vector<std::string> err(chans.size());
+    std::vector<std::thread> ts;
+    for (std::size_t k = 0; k < chans.size(); ++k) {
+      ts.emplace_back([&, k] {
+        auto r = chans[k].second->Call(req, cfg.op_timeout);
+        if (r.ok()) res[k] = std::move(*r);
+        else err[k] = r.status().message();
+      });
+    }
+    for (auto& t : ts) t.join();
+    std::vector<std::pair<std::size_t, Frame>> out;
+    for (std::size_t k = 0; k < chans.size(); ++k) {
+      const std::size_t i = chans[k].first;
+      if (res[k]) {
+        if (res[k]->code == ReplyCode::kStaleEpoch && writer() && req.type != MsgType::kPromiseReq) {
+          std::lock_guard<std::mutex> l(mu);
+          FenceLocked(i, *res[k]);
+        }
+        out.emplace_back(i, std::move(*res[k]));
+      } else if (errors) {
+        errors->push_back(NodeName(i) + " " + err[k]);
+      }
+      if (!res[k]) {
+        std::lock_guard<std::mutex> l(mu);
+        nodes[i].last_error = err[k];
+      }
+    }
+    return out;
+  }
+
+  ClientStatus Unavailable(const std::string& what) {
+    std::lock_guard<std::mutex> l(mu);
+    return ClientStatus(fenced ? Code::kFenced : Code::kUnavailable,
+                        fenced ? fence_reason : what + ": " + ReasonLocked());
+  }
+
+  ClientStatus OpenCluster();
+  ClientStatus WaitCaughtUp(Lsn target, Clock::time_point deadline);
+};
+
+
+}  // namespace strata::logservice::client

@@ -1,0 +1,151 @@
+// LogClient::Impl::OpenCluster: how a writer takes over (promise a new
+// epoch on a read quorum, choose the winning log, seal every node at its
+// end, bring W nodes up to it, re-put the recovered tail) and how a reader
+// finds the durable end. Reasoning: docs/logservice-replication.md
+// "Recovery"; the pure rules are in src/replication/quorum.h.
+#include "client_impl.h"
+
+namespace strata::logservice::client {
+
+ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadline) {
+  for (;;) {
+    Frame st;
+    st.type = MsgType::kStatusReq;
+    auto reps = CallAll(Channels(true), st, nullptr);
+    std::size_t ok = 0;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      for (auto& [i, f] : reps) {
+        if (f.code != ReplyCode::kOk || f.state.seal_epoch != epoch) continue;
+        nodes[i].durable = std::max(nodes[i].durable, std::min(f.state.durable, target));
+        nodes[i].state = f.state;
+        if (f.state.durable >= target) ++ok;
+      }
+    }
+    if (ok >= w) return ClientStatus();
+    if (Clock::now() >= deadline) return Unavailable("bringing " + std::to_string(w) + " nodes to LSN " + std::to_string(target));
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
+ClientStatus LogClient::Impl::OpenCluster() {
+  const auto deadline = Clock::now() + cfg.open_timeout;
+  {
+    std::vector<std::thread> ts;
+    for (std::size_t i = 0; i < n; ++i) ts.emplace_back([this, i] { (void)ConnectNode(i); });
+    for (auto& t : ts) t.join();
+  }
+  std::vector<std::string> errors;
+  auto chans = Channels(false);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      for (std::size_t i = 0; i < n; ++i)
+        if (!nodes[i].ch && nodes[i].last_error.find("authentication") != std::string::npos)
+          return ClientStatus(Code::kAuthFailed, NodeName(i) + " " + nodes[i].last_error);
+    }
+    if (chans.size() >= r) break;
+    if (Clock::now() >= deadline) return Unavailable("open needs " + std::to_string(r) + " nodes");
+    std::this_thread::sleep_for(cfg.reconnect_interval);
+    for (std::size_t i = 0; i < n; ++i) {
+      bool up;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        up = nodes[i].ch && nodes[i].ch->open();
+      }
+      if (!up) (void)ConnectNode(i);
+    }
+    chans = Channels(false);
+  }
+  // 1. Learn the highest promised epoch, then promise above it on R nodes.
+  Frame st;
+  st.type = MsgType::kStatusReq;
+  std::vector<std::pair<std::size_t, Frame>> states = CallAll(chans, st, &errors);
+  Epoch candidate = 1;
+  for (auto& [i, f] : states) candidate = std::max(candidate, f.state.promised_epoch + 1);
+  if (!writer()) {
+    if (states.size() < r) return Unavailable("read quorum");
+    std::vector<repl::NodeState> ss;
+    for (auto& [i, f] : states) ss.push_back(f.state);
+    const std::size_t src = *repl::ChooseSource(ss);
+    std::lock_guard<std::mutex> l(mu);
+    for (auto& [i, f] : states) {
+      nodes[i].state = f.state;
+      nodes[i].durable = f.state.durable;
+      nodes[i].sealed = f.state.seal_epoch == ss[src].seal_epoch;  // readable from
+    }
+    reader_seal_epoch = ss[src].seal_epoch;
+    seal_lsn = stream_end = ss[src].durable;
+    tail = repl::ChooseTail(ss, ss[src].history, stream_end);
+    sealed_end = tail.valid() ? tail.data_end : stream_end;
+    frontier = sealed_end;
+    epoch = ss[src].promised_epoch;
+    return ClientStatus();
+  }
+  std::vector<std::pair<std::size_t, Frame>> promised;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    Frame p;
+    p.type = MsgType::kPromiseReq;
+    p.epoch = candidate;
+    p.writer_id = writer_id;
+    promised.clear();
+    Epoch highest = candidate;
+    for (auto& [i, f] : CallAll(Channels(false), p, &errors)) {
+      if (f.code == ReplyCode::kOk) promised.emplace_back(i, std::move(f));
+      else highest = std::max(highest, f.state.promised_epoch);
+    }
+    if (promised.size() >= r) break;
+    if (Clock::now() >= deadline) return Unavailable("promise of epoch " + std::to_string(candidate));
+    candidate = highest + 1;
+  }
+  if (promised.size() < r) return Unavailable("promise");
+  // 2. Recovery: the winning log and its tail define the sealed end.
+  std::vector<repl::NodeState> ss;
+  for (auto& [i, f] : promised) ss.push_back(f.state);
+  const repl::NodeState& src = ss[*repl::ChooseSource(ss)];
+  {
+    std::lock_guard<std::mutex> l(mu);
+    epoch = candidate;
+    history = src.history;
+    seal_lsn = stream_end = src.durable;
+    if (history.size() >= wire::kMaxHistory)
+      return ClientStatus(Code::kFailed, "seal history is full (" + std::to_string(wire::kMaxHistory) + " writer takeovers)");
+    history.push_back(repl::SealEntry{epoch, seal_lsn});
+    tail = repl::ChooseTail(ss, src.history, seal_lsn);
+    tail.epoch = epoch;
+    tail_version = tail.valid() ? 1 : 0;
+  }
+  Log("event=recovery epoch=" + std::to_string(candidate) + " source=" + src.node_id +
+      " sealed_end=" + std::to_string(seal_lsn) + " tail_end=" + std::to_string(tail.valid() ? tail.data_end : 0));
+  // 3. Seal every promised node (each cuts what lies beyond the sealed stream).
+  for (auto& [i, f] : promised) SealNode(i);
+  {
+    std::lock_guard<std::mutex> l(mu);
+    if (fenced) return ClientStatus(Code::kFenced, fence_reason);
+  }
+  // 4. W nodes must hold the sealed stream (they fill it from the source).
+  ClientStatus s = WaitCaughtUp(seal_lsn, deadline);
+  if (!s.ok()) return s;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    Lsn adv = 0;
+    frontier = 0;
+    RecomputeLocked(&adv);
+    for (std::size_t i = 0; i < n; ++i) PumpLocked(i);  // re-puts the recovered tail under our epoch
+  }
+  // 5. The recovered tail must be durable on W nodes under our epoch too.
+  const Lsn want = tail.valid() ? tail.data_end : seal_lsn;
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait_until(l, deadline, [&] { return frontier.load() >= want || fenced; });
+    if (fenced) return ClientStatus(Code::kFenced, fence_reason);
+    if (frontier.load() < want) {
+      l.unlock();
+      return Unavailable("re-replicating the recovered tail");
+    }
+    sealed_end = want;
+  }
+  return ClientStatus();
+}
+
+}  // namespace strata::logservice::client

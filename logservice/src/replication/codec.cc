@@ -1,0 +1,271 @@
+// Replication message codec; the layout is documented in wire.h.
+#include "codec.h"
+
+#include <cstring>
+
+namespace strata::logservice::repl {
+namespace {
+
+using wire::MsgType;
+
+class Writer {
+ public:
+  void U8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void U16(std::uint16_t v) { Raw(v, 2); }
+  void U32(std::uint32_t v) { Raw(v, 4); }
+  void U64(std::uint64_t v) { Raw(v, 8); }
+  void Str(std::string_view s) { U16(static_cast<std::uint16_t>(s.size())); out_.append(s); }
+  void Bytes(std::string_view s) { U32(static_cast<std::uint32_t>(s.size())); out_.append(s); }
+  std::string& out() { return out_; }
+
+ private:
+  void Raw(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool U8(std::uint8_t* v) { std::uint64_t x; if (!Raw(&x, 1)) return false; *v = x; return true; }
+  bool U16(std::uint16_t* v) { std::uint64_t x; if (!Raw(&x, 2)) return false; *v = x; return true; }
+  bool U32(std::uint32_t* v) { std::uint64_t x; if (!Raw(&x, 4)) return false; *v = x; return true; }
+  bool U64(std::uint64_t* v) { return Raw(v, 8); }
+  bool Str(std::string* s, std::size_t cap) {
+    std::uint16_t n;
+    return U16(&n) && n <= cap && Take(n, s);
+  }
+  bool Bytes(std::string* s, std::size_t cap) {
+    std::uint32_t n;
+    return U32(&n) && n <= cap && Take(n, s);
+  }
+  bool Bool(bool* b) {
+    std::uint8_t v;
+    if (!U8(&v) || v > 1) return false;
+    *b = v == 1;
+    return true;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  bool Raw(std::uint64_t* v, int n) {
+    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
+    std::uint64_t x = 0;
+    for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
+    pos_ += n;
+    *v = x;
+    return true;
+  }
+  bool Take(std::size_t n, std::string* s) {
+    if (in_.size() - pos_ < n) return false;
+    s->assign(in_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  std::string_view in_;
+  std::size_t pos_ = 0;
+};
+
+void PutHistory(Writer& w, const std::vector<SealEntry>& h) {
+  w.U32(static_cast<std::uint32_t>(h.size()));
+  for (const auto& e : h) { w.U64(e.epoch); w.U64(e.lsn); }
+}
+bool GetHistory(Reader& r, std::vector<SealEntry>* h) {
+  std::uint32_t n;
+  if (!r.U32(&n) || n > wire::kMaxHistory) return false;
+  h->resize(n);
+  for (auto& e : *h)
+    if (!r.U64(&e.epoch) || !r.U64(&e.lsn)) return false;
+  return true;
+}
+
+void PutState(Writer& w, const NodeState& s) {
+  w.Str(s.node_id);
+  for (std::uint64_t v : {s.promised_epoch, s.writer_id, s.seal_epoch, s.seal_lsn, s.last_epoch, s.released,
+                          s.durable, s.complete, s.highest, s.tail.epoch, s.tail.block_lsn, s.tail.data_end})
+    w.U64(v);
+  w.Bytes(s.tail.image);
+  PutHistory(w, s.history);
+  w.U32(static_cast<std::uint32_t>(s.counters.size()));
+  for (std::uint64_t c : s.counters) w.U64(c);
+}
+bool GetState(Reader& r, NodeState* s) {
+  if (!r.Str(&s->node_id, wire::kMaxNodeId)) return false;
+  for (std::uint64_t* v : {&s->promised_epoch, &s->writer_id, &s->seal_epoch, &s->seal_lsn, &s->last_epoch,
+                           &s->released, &s->durable, &s->complete, &s->highest, &s->tail.epoch,
+                           &s->tail.block_lsn, &s->tail.data_end})
+    if (!r.U64(v)) return false;
+  if (!r.Bytes(&s->tail.image, wire::kMaxTailImage) || !GetHistory(r, &s->history)) return false;
+  std::uint32_t k;
+  if (!r.U32(&k) || k > wire::kMaxCounters) return false;
+  s->counters.resize(k);
+  for (auto& c : s->counters)
+    if (!r.U64(&c)) return false;
+  return true;
+}
+
+void PutBody(Writer& w, const Frame& f) {
+  if (wire::IsResponse(f.type)) w.Str(f.error);
+  switch (f.type) {
+    case MsgType::kPromiseReq: w.U64(f.writer_id); break;
+    case MsgType::kSealReq:
+      w.U64(f.lsn);
+      w.U64(f.lsn2);
+      w.U32(f.u32a);
+      PutHistory(w, f.history);
+      w.U32(static_cast<std::uint32_t>(f.peers.size()));
+      for (const auto& p : f.peers) w.Str(p);
+      break;
+    case MsgType::kAppendReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
+    case MsgType::kAppendResp: w.U64(f.lsn); w.U64(f.lsn2); break;
+    case MsgType::kTailReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
+    case MsgType::kTailResp: w.U64(f.lsn); w.U64(f.lsn2); w.U64(f.lsn3); break;
+    case MsgType::kReadReq: w.U64(f.lsn); w.U32(f.u32a); w.U64(f.lsn3); break;
+    case MsgType::kReadResp:
+      w.U64(f.lsn);
+      w.U32(static_cast<std::uint32_t>(f.ranges.size()));
+      for (const auto& r : f.ranges) { w.U64(r.start); w.U64(r.epoch); w.Bytes(r.bytes); }
+      break;
+    case MsgType::kCkptSetReq: w.U64(f.lsn); w.Bytes(f.data); break;
+    case MsgType::kCkptGetResp: w.U8(f.found); w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
+    case MsgType::kPagePutReq: w.U32(f.u32a); w.U32(f.u32b); w.U64(f.lsn); w.Bytes(f.data); break;
+    case MsgType::kPageGetReq: w.U32(f.u32a); w.U32(f.u32b); w.U64(f.lsn); break;
+    case MsgType::kPageGetResp: w.U8(f.found); w.U64(f.lsn); w.Bytes(f.data); break;
+    case MsgType::kPromiseResp:
+    case MsgType::kSealResp:
+    case MsgType::kStatusResp: PutState(w, f.state); break;
+    case MsgType::kCkptSetResp:
+    case MsgType::kCkptGetReq:
+    case MsgType::kPagePutResp:
+    case MsgType::kStatusReq: break;
+  }
+}
+
+bool GetBody(Reader& r, Frame* f) {
+  if (wire::IsResponse(f->type) && !r.Str(&f->error, wire::kMaxError)) return false;
+  switch (f->type) {
+    case MsgType::kPromiseReq: return r.U64(&f->writer_id);
+    case MsgType::kSealReq: {
+      std::uint32_t m;
+      if (!r.U64(&f->lsn) || !r.U64(&f->lsn2) || !r.U32(&f->u32a) || !GetHistory(r, &f->history) || !r.U32(&m) || m > wire::kMaxPeers)
+        return false;
+      f->peers.resize(m);
+      for (auto& p : f->peers)
+        if (!r.Str(&p, wire::kMaxAddress)) return false;
+      return f->u32a < m || m == 0;
+    }
+    case MsgType::kAppendReq:
+      return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&
+             f->lsn + f->data.size() > f->lsn;
+    case MsgType::kAppendResp: return r.U64(&f->lsn) && r.U64(&f->lsn2);
+    case MsgType::kTailReq:
+      return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxTailImage) && f->lsn2 > f->lsn &&
+             f->lsn2 - f->lsn <= f->data.size();
+    case MsgType::kTailResp: return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.U64(&f->lsn3);
+    case MsgType::kReadReq:
+      return r.U64(&f->lsn) && r.U32(&f->u32a) && r.U64(&f->lsn3) && f->u32a <= wire::kMaxReadBytes;
+    case MsgType::kReadResp: {
+      std::uint32_t n;
+      if (!r.U64(&f->lsn) || !r.U32(&n) || n > wire::kMaxRanges) return false;
+      f->ranges.resize(n);
+      std::size_t total = 0;
+      for (auto& x : f->ranges) {
+        if (!r.U64(&x.start) || !r.U64(&x.epoch) || !r.Bytes(&x.bytes, wire::kMaxRedoChunk)) return false;
+        total += x.bytes.size();
+        if (total > wire::kMaxReadBytes || x.start + x.bytes.size() < x.start) return false;
+      }
+      return true;
+    }
+    case MsgType::kCkptSetReq: return r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxMetadata);
+    case MsgType::kCkptGetResp:
+      return r.Bool(&f->found) && r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxMetadata);
+    case MsgType::kPagePutReq:
+      return r.U32(&f->u32a) && r.U32(&f->u32b) && r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxPageImage) &&
+             !f->data.empty();
+    case MsgType::kPageGetReq: return r.U32(&f->u32a) && r.U32(&f->u32b) && r.U64(&f->lsn);
+    case MsgType::kPageGetResp: return r.Bool(&f->found) && r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxPageImage);
+    case MsgType::kPromiseResp:
+    case MsgType::kSealResp:
+    case MsgType::kStatusResp: return GetState(r, &f->state);
+    case MsgType::kCkptSetResp:
+    case MsgType::kCkptGetReq:
+    case MsgType::kPagePutResp:
+    case MsgType::kStatusReq: return true;
+  }
+  return false;
+}
+
+std::uint64_t Le(const char* p, int n) {
+  std::uint64_t x = 0;
+  for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
+  return x;
+}
+
+}  // namespace
+
+std::string Encode(const Frame& f) {
+  Writer body;
+  PutBody(body, f);
+  Writer w;
+  w.U32(wire::kMagic);
+  w.U8(wire::kWireVersion);
+  w.U8(static_cast<std::uint8_t>(f.type));
+  w.U16(static_cast<std::uint16_t>(f.code));
+  w.U64(f.request_id);
+  w.U64(f.epoch);
+  w.U32(static_cast<std::uint32_t>(body.out().size()));
+  w.U32(0);
+  w.out().append(body.out());
+  return std::move(w.out());
+}
+
+Status Decode(std::span<const std::byte> bytes, Frame* out) {
+  return Decode(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), out);
+}
+
+Status Decode(std::string_view in, Frame* out) {
+  if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("message shorter than its header");
+  const char* p = in.data();
+  if (Le(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("bad magic");
+  if (Le(p + wire::kVersionOffset, 1) != wire::kWireVersion)
+    return Status::InvalidArgument("unsupported protocol version " + std::to_string(Le(p + wire::kVersionOffset, 1)));
+  const auto type = Le(p + wire::kTypeOffset, 1);
+  if (type < wire::kFirstType || type > wire::kLastType)
+    return Status::InvalidArgument("unknown message type " + std::to_string(type));
+  const auto code = Le(p + wire::kCodeOffset, 2);
+  if (code > wire::kLastReplyCode) return Status::InvalidArgument("unknown reply code " + std::to_string(code));
+  if (Le(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
+  if (Le(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
+    return Status::InvalidArgument("body length does not match the message size");
+  Frame f;
+  f.type = static_cast<wire::MsgType>(type);
+  if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
+  f.code = static_cast<wire::ReplyCode>(code);
+  f.request_id = Le(p + wire::kRequestIdOffset, 8);
+  f.epoch = Le(p + wire::kEpochOffset, 8);
+  Reader r(in.substr(wire::kHeaderSize));
+  if (!GetBody(r, &f))
+    return Status::InvalidArgument(std::string("malformed ") + std::string(MsgTypeName(f.type)) + " body");
+  if (!r.done()) return Status::InvalidArgument(std::string("trailing bytes after ") + std::string(MsgTypeName(f.type)));
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+std::string_view MsgTypeName(wire::MsgType t) {
+  static constexpr std::string_view kNames[] = {
+      "?",          "PromiseReq",  "PromiseResp", "SealReq",    "SealResp",    "AppendReq",  "AppendResp",
+      "TailReq",    "TailResp",    "ReadReq",     "ReadResp",   "CkptSetReq",  "CkptSetResp", "CkptGetReq",
+      "CkptGetResp", "PagePutReq", "PagePutResp", "PageGetReq", "PageGetResp", "StatusReq",  "StatusResp"};
+  auto i = static_cast<std::size_t>(t);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
+
+std::string_view ReplyCodeName(wire::ReplyCode c) {
+  static constexpr std::string_view kNames[] = {"ok",        "stale_epoch", "not_sealed", "invalid",
+                                                "not_found", "store_error", "conflict",   "wrong_seal"};
+  auto i = static_cast<std::size_t>(c);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
+
+}  // namespace strata::logservice::repl

@@ -1,0 +1,81 @@
+// Encode/decode of replication messages (format: wire.h). Pure functions, no
+// I/O, no allocation beyond the caps in wire.h. Decode rejects anything that
+// is not exactly one well-formed message of a known type and version.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/logservice/status.h"
+#include "strata/logservice/types.h"
+#include "wire.h"
+
+namespace strata::logservice::repl {
+
+struct SealEntry {  // writer of `epoch` sealed the stream at `lsn`
+  Epoch epoch = 0;
+  Lsn lsn = 0;
+  bool operator==(const SealEntry&) const = default;
+};
+
+struct TailImage {  // the overwritable last partial block
+  Epoch epoch = 0;
+  Lsn block_lsn = 0;
+  Lsn data_end = 0;  // block_lsn < data_end <= block_lsn + image.size() when valid
+  std::string image;
+  bool valid() const { return data_end > block_lsn; }
+  bool operator==(const TailImage&) const = default;
+};
+
+struct NodeState {
+  std::string node_id;
+  Epoch promised_epoch = 0;
+  std::uint64_t writer_id = 0;
+  Epoch seal_epoch = 0;
+  Lsn seal_lsn = 0;
+  Epoch last_epoch = 0;  // newest epoch of any stored byte or fence
+  Lsn released = 0, durable = 0, complete = 0, highest = 0;
+  TailImage tail;
+  std::vector<SealEntry> history;
+  std::vector<std::uint64_t> counters;  // indexed by wire::NodeCounter
+  bool operator==(const NodeState&) const = default;
+};
+
+struct WireRange {
+  Lsn start = 0;
+  Epoch epoch = 0;
+  std::string bytes;
+  bool operator==(const WireRange&) const = default;
+};
+
+// One message. Only the fields of its type are encoded (see wire.h).
+struct Frame {
+  wire::MsgType type = wire::MsgType::kStatusReq;
+  wire::ReplyCode code = wire::ReplyCode::kOk;
+  std::uint64_t request_id = 0;
+  Epoch epoch = 0;
+  std::string error;  // responses
+  std::uint64_t writer_id = 0;
+  Lsn lsn = 0;   // seal_lsn, start_lsn, block_lsn, from_lsn, ckpt/page lsn, durable (AppendResp/ReadResp)
+  Lsn lsn2 = 0;  // commit_lsn (Append, Seal), data_end, complete (AppendResp)
+  Lsn lsn3 = 0;  // durable (TailResp), seal_epoch (ReadReq)
+  std::uint32_t u32a = 0;  // self_index, max_bytes, space
+  std::uint32_t u32b = 0;  // page
+  bool found = false;
+  std::string data;  // redo, tail image, metadata, page image
+  std::vector<SealEntry> history;
+  std::vector<std::string> peers;
+  std::vector<WireRange> ranges;
+  NodeState state;
+};
+
+std::string Encode(const Frame& f);
+[[nodiscard]] Status Decode(std::span<const std::byte> bytes, Frame* out);
+[[nodiscard]] Status Decode(std::string_view bytes, Frame* out);
+
+std::string_view MsgTypeName(wire::MsgType t);
+std::string_view ReplyCodeName(wire::ReplyCode c);
+
+}  // namespace strata::logservice::repl

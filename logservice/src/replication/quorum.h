@@ -1,0 +1,64 @@
+// Quorum rules of the replication protocol, as pure functions (no I/O, no
+// clocks, no threads) so that tests can check them exhaustively.
+//
+// Vocabulary (docs/logservice-replication.md):
+//   N nodes, write quorum W, read/promise quorum R = N - W + 1 (every R-set
+//   meets every W-set, so a recovery that hears from R nodes sees every
+//   byte a writer ever acknowledged, and a new writer's promise on R nodes
+//   leaves no W-set for an older writer).
+//   A node's "block stream" is its gap-free durable prefix (LogStore
+//   durable_lsn). Its "last epoch" is the newest epoch of any byte or fence
+//   it holds. The seal history lists, per writer epoch, the LSN at which that
+//   writer sealed the stream when it took over.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "codec.h"
+
+namespace strata::logservice::repl {
+
+inline std::size_t ReadQuorum(std::size_t n, std::size_t w) { return n - w + 1; }
+
+// What the writer knows about one node's acknowledgements in its epoch.
+struct NodeAck {
+  bool sealed = false;  // promised and sealed in the writer's epoch (else ignored)
+  Lsn durable = 0;      // node's durable gap-free end, as last reported
+  Lsn tail_block = 0;   // last acknowledged tail image: its block LSN ...
+  Lsn tail_end = 0;     // ... and data end (0: none)
+};
+
+// The writer's durable frontier: the W-th highest durable end among sealed
+// nodes (B), raised to the data end D of the current tail (block T) when
+// T <= B and W sealed nodes acknowledged a tail (T, >= D). Never above
+// stream_end (the bytes the writer has produced).
+Lsn QuorumFrontier(const std::vector<NodeAck>& nodes, std::size_t w, Lsn tail_block, Lsn tail_end);
+
+// The epoch whose writer produced the byte at LSN end-1 of a stream sealed
+// with `history` (entries in ascending epoch order): the newest entry that
+// sealed below `end`. 0 for an empty prefix or history. Like Raft's "term of
+// the last entry": a node sealed in epoch E that has not yet filled up to
+// E's seal LSN holds no byte of E, and must not win recovery as if it did.
+Epoch StreamEpochAt(const std::vector<SealEntry>& history, Lsn end);
+
+// Recovery: the node whose log wins: highest StreamEpochAt(history,
+// durable), then highest durable end. Returns the index, nullopt if empty.
+std::optional<std::size_t> ChooseSource(const std::vector<NodeState>& states);
+
+// Recovery: the tail image that belongs after the winning stream (history,
+// end): among tails with block_lsn == end whose writer's stream is the
+// winning stream up to `end` (its epoch is in the history and no later seal
+// lies below `end`), the newest epoch, then the longest. Invalid if none.
+TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<SealEntry>& history, Lsn end);
+
+// Where a node must cut its log (holding [0, node_end), sealed with
+// node_history) when a writer seals it with new_history: both histories agree
+// on their first k entries; after that the node's bytes may come from writers
+// the new stream does not contain (and the new stream's newest writer starts
+// at its seal LSN), so the cut is the lowest seal LSN of either history's
+// entries after k, capped at node_end.
+Lsn SealPoint(const std::vector<SealEntry>& node_history, Lsn node_end, const std::vector<SealEntry>& new_history);
+
+}  // namespace strata::logservice::repl

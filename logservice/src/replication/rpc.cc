@@ -1,0 +1,135 @@
+// RpcChannel; see rpc.h.
+#include "rpc.h"
+
+namespace strata::logservice::repl {
+
+rdma::TransportOptions ReplicationTransportOptions(std::string cluster_id, std::string secret, rdma::LogSink log) {
+  rdma::TransportOptions o;
+  o.cluster_id = std::move(cluster_id);
+  o.secret = std::move(secret);
+  o.max_message_size = 2u << 20;
+  static_assert(wire::kMaxMessage <= (2u << 20));
+  o.receive_credits = 32;
+  o.send_buffer_size = 16u << 20;
+  o.lease_pool_buffers = 4;
+  o.connect_timeout = std::chrono::milliseconds(1000);
+  o.handshake_timeout = std::chrono::milliseconds(2000);
+  o.keepalive_interval = std::chrono::milliseconds(300);
+  o.keepalive_timeout = std::chrono::milliseconds(2000);
+  o.close_linger = std::chrono::milliseconds(500);
+  o.log = log ? std::move(log) : [](rdma::LogLevel, std::string_view) {};
+  return o;
+}
+
+std::string DescribeTransportError(const rdma::Status& s) {
+  const std::string& m = s.message();
+  if (m.find("ECONNREFUSED") != std::string::npos || m.find("onnection refused") != std::string::npos)
+    return "connection refused";
+  switch (s.code()) {
+    case rdma::StatusCode::kTimeout: return "timeout";
+    case rdma::StatusCode::kAuthFailed: return "authentication failed (" + m + ")";
+    case rdma::StatusCode::kClosed: return "connection closed";
+    default: return std::string(rdma::StatusCodeName(s.code())) + ": " + m;
+  }
+}
+
+Result<std::shared_ptr<RpcChannel>> RpcChannel::Connect(rdma::Transport& transport, const std::string& address,
+                                                        AsyncHandler on_async, CloseHandler on_close) {
+  std::shared_ptr<RpcChannel> ch(new RpcChannel());
+  ch->on_async_ = std::move(on_async);
+  ch->on_close_ = std::move(on_close);
+  std::weak_ptr<RpcChannel> weak = ch;
+  rdma::ConnectionHandlers h;
+  h.on_message = [weak](rdma::Connection&, const rdma::Message& m) {
+    if (auto c = weak.lock()) c->OnMessage(m);
+  };
+  h.on_close = [weak](rdma::Connection&, const rdma::Status& why) {
+    if (auto c = weak.lock()) c->OnClose(why);
+  };
+  auto conn = transport.Connect(address, std::move(h));
+  if (!conn.ok()) return Status::IoError(DescribeTransportError(conn.status()));
+  std::lock_guard<std::mutex> l(ch->mu_);
+  ch->conn_ = std::move(conn.value());
+  return ch;
+}
+
+RpcChannel::~RpcChannel() {
+  if (conn_) conn_->Close();
+}
+
+void RpcChannel::OnMessage(const rdma::Message& m) {
+  Frame f;
+  Status s = Decode(m.payload(), &f);
+  if (!s.ok() || !wire::IsResponse(f.type)) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      close_reason_ = "protocol error from node: " + (s.ok() ? std::string("request on a client channel") : s.message());
+    }
+    if (conn_) conn_->Close();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = pending_.find(f.request_id);
+    if (it != pending_.end()) {
+      it->second->done = true;
+      it->second->response = std::move(f);
+      pending_.erase(it);
+      cv_.notify_all();
+      return;
+    }
+  }
+  if (on_async_) on_async_(f);
+}
+
+void RpcChannel::OnClose(const rdma::Status& why) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = false;
+    if (close_reason_.empty()) close_reason_ = why.ok() ? "closed" : DescribeTransportError(why);
+    cv_.notify_all();
+  }
+  if (on_close_) on_close_(close_reason());
+}
+
+Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  req.request_id = next_id_++;
+  Pending p;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!open_) return Status::IoError(close_reason_);
+    pending_[req.request_id] = &p;
+  }
+  const std::string bytes = Encode(req);
+  rdma::Status s = conn_->Send(std::as_bytes(std::span(bytes.data(), bytes.size())), {}, timeout);
+  std::unique_lock<std::mutex> l(mu_);
+  if (!s.ok()) {
+    pending_.erase(req.request_id);
+    return Status::IoError(DescribeTransportError(s));
+  }
+  cv_.wait_until(l, deadline, [&] { return p.done || !open_; });
+  if (p.done) return std::move(p.response);
+  pending_.erase(req.request_id);
+  return Status::IoError(open_ ? "timeout" : close_reason_);
+}
+
+Status RpcChannel::Post(Frame req, std::chrono::milliseconds wait) {
+  req.request_id = next_id_++;
+  const std::string bytes = Encode(req);
+  rdma::Status s = conn_->Send(std::as_bytes(std::span(bytes.data(), bytes.size())), {}, wait);
+  if (s.ok()) return Status::Ok();
+  if (s.code() == rdma::StatusCode::kBusy) return Status::IoError("busy");
+  return Status::IoError(DescribeTransportError(s));
+}
+
+void RpcChannel::Close() {
+  if (conn_) conn_->Close();
+}
+
+std::string RpcChannel::close_reason() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return close_reason_;
+}
+
+}  // namespace strata::logservice::repl

@@ -1,0 +1,113 @@
+// The replication protocol's wire format: every message between the writer
+// (client library), the log service nodes (logserviced) and logservicectl.
+//
+// It rides inside rdma/ messages, which already authenticate the peer
+// (HMAC handshake on cluster id + secret), frame, order and CRC32C-check every
+// payload. This layer still never trusts a payload: every length is checked
+// against the caps below, unknown types/versions are rejected, and a message
+// must be consumed exactly (no trailing bytes).
+//
+// Message = 32-byte header + body, little-endian:
+//
+//    0 u32 magic "SLRP"    4 u8 version (kWireVersion)    5 u8 type (MsgType)
+//    6 u16 code (ReplyCode; 0 in requests)
+//    8 u64 request_id (a response echoes its request's id)
+//   16 u64 epoch (requests: the sender's epoch; responses: the node's promised epoch)
+//   24 u32 body length    28 u32 reserved, 0
+//
+// Bodies (u64/u32/u16/u8 fixed; "bytes" = u32 length + data; "str" = u16 length + data):
+//   every response body starts with   str error   (empty when code == kOk)
+//   PromiseReq   u64 writer_id
+//   SealReq      u64 seal_lsn, u64 commit_lsn (writer's quorum frontier: catch up to it), u32 self_index, u32 n, n*(u64 epoch, u64 lsn) history,
+//                u32 m, m*str peer address
+//   AppendReq    u64 start_lsn, u64 commit_lsn (writer's quorum frontier, a catch-up hint), bytes redo
+//   AppendResp   u64 durable_lsn, u64 complete_lsn
+//   TailReq      u64 block_lsn, u64 data_end, bytes image
+//   TailResp     u64 block_lsn, u64 data_end, u64 durable_lsn
+//   ReadReq      u64 from_lsn, u32 max_bytes, u64 seal_epoch (0: any; else the server must be sealed at it)
+//   ReadResp     u64 durable_lsn, u32 n, n*(u64 start, u64 epoch, bytes)
+//   CkptSetReq   u64 lsn, bytes metadata              CkptSetResp  (nothing)
+//   CkptGetReq   (nothing)                            CkptGetResp  u8 found, u64 lsn, u64 epoch, bytes metadata
+//   PagePutReq   u32 space, u32 page, u64 lsn, bytes image        PagePutResp (nothing)
+//   PageGetReq   u32 space, u32 page, u64 lsn     PageGetResp  u8 found, u64 lsn, bytes image
+//   StatusReq    (nothing)
+//   PromiseResp, SealResp, StatusResp: NodeState =
+//                str node_id, u64 promised_epoch, u64 writer_id, u64 seal_epoch, u64 seal_lsn,
+//                u64 last_epoch, u64 released, u64 durable, u64 complete, u64 highest,
+//                u64 tail_epoch, u64 tail_block_lsn, u64 tail_data_end, bytes tail_image,
+//                u32 n, n*(u64 epoch, u64 lsn) history,
+//                u32 k, k*u64 counters (NodeCounter order; unknown extra counters are ignored)
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::logservice::wire {
+
+inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
+inline constexpr std::uint8_t kWireVersion = 1;
+
+inline constexpr std::size_t kMagicOffset = 0;
+inline constexpr std::size_t kVersionOffset = 4;
+inline constexpr std::size_t kTypeOffset = 5;
+inline constexpr std::size_t kCodeOffset = 6;
+inline constexpr std::size_t kRequestIdOffset = 8;
+inline constexpr std::size_t kEpochOffset = 16;
+inline constexpr std::size_t kBodyLengthOffset = 24;
+inline constexpr std::size_t kReservedOffset = 28;
+inline constexpr std::size_t kHeaderSize = 32;
+static_assert(kReservedOffset + 4 == kHeaderSize);
+static_assert(kEpochOffset % 8 == 0 && kRequestIdOffset % 8 == 0);
+
+// Caps (a decoder allocates nothing larger).
+inline constexpr std::size_t kMaxRedoChunk = 256u << 10;      // one AppendReq / one ReadResp range
+inline constexpr std::size_t kMaxReadBytes = 1u << 20;        // all ranges of one ReadResp
+inline constexpr std::size_t kMaxTailImage = 64u << 10;
+inline constexpr std::size_t kMaxMetadata = 1u << 20;         // == kMaxCheckpointMetadata
+inline constexpr std::size_t kMaxPageImage = 1u << 20;        // == storage kMaxPageImage
+inline constexpr std::size_t kMaxError = 1024;
+inline constexpr std::size_t kMaxHistory = 4096;
+inline constexpr std::size_t kMaxPeers = 16;
+inline constexpr std::size_t kMaxAddress = 256;
+inline constexpr std::size_t kMaxNodeId = 64;
+inline constexpr std::size_t kMaxCounters = 64;
+inline constexpr std::size_t kMaxRanges = 1024;
+// Largest encoded message (a ReadResp or PagePut with headroom); the
+// transport's max_message_size must be at least this.
+inline constexpr std::size_t kMaxMessage = kHeaderSize + kMaxReadBytes + 64 * 1024 + kMaxRanges * 20;
+
+enum class MsgType : std::uint8_t {
+  kPromiseReq = 1, kPromiseResp,
+  kSealReq, kSealResp,
+  kAppendReq, kAppendResp,
+  kTailReq, kTailResp,
+  kReadReq, kReadResp,
+  kCkptSetReq, kCkptSetResp,
+  kCkptGetReq, kCkptGetResp,
+  kPagePutReq, kPagePutResp,
+  kPageGetReq, kPageGetResp,
+  kStatusReq, kStatusResp,
+};
+inline constexpr std::uint8_t kFirstType = 1;
+inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kStatusResp);
+static_assert(kLastType == 20);
+inline bool IsResponse(MsgType t) { return static_cast<std::uint8_t>(t) % 2 == 0; }
+
+enum class ReplyCode : std::uint16_t {
+  kOk = 0,
+  kStaleEpoch = 1,   // the request's epoch is below the node's promise: the sender is fenced
+  kNotSealed = 2,    // epoch not promised/sealed on this node yet: send Promise + Seal first
+  kInvalid = 3,      // malformed or out-of-contract request
+  kNotFound = 4,
+  kStoreError = 5,   // the node's storage failed (message says how)
+  kConflict = 6,
+  kWrongSeal = 7,    // ReadReq: the node is not sealed at the requested epoch
+};
+inline constexpr std::uint16_t kLastReplyCode = 7;
+
+// StatusResp counters, in wire order.
+enum class NodeCounter : std::uint8_t {
+  kAppends, kAppendBytes, kFdatasyncs, kSegments, kDiskBytes, kStaleRefused,
+  kGapFillBytes, kTailWrites, kReads, kPromises, kSeals, kCount
+};
+
+}  // namespace strata::logservice::wire

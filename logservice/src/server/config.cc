@@ -1,0 +1,92 @@
+// logserviced configuration parsing; see config.h.
+#include "config.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace strata::logservice::server {
+namespace {
+std::string Trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos) return "";
+  const auto b = s.find_last_not_of(" \t\r\n");
+  return s.substr(a, b - a + 1);
+}
+}  // namespace
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = Trim(item);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Result<std::string> ReadSecretFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read secret file " + path);
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  if (line.empty()) return Status::InvalidArgument("secret file " + path + " is empty");
+  return line;
+}
+
+Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> kv;
+  std::map<std::string, std::string> flags;
+  for (const auto& a : args) {
+    if (a.rfind("--", 0) != 0 || a.find('=') == std::string::npos)
+      return Status::InvalidArgument("expected --key=value, got '" + a + "'");
+    flags[a.substr(2, a.find('=') - 2)] = a.substr(a.find('=') + 1);
+  }
+  if (flags.count("config")) {
+    std::ifstream in(flags["config"]);
+    if (!in) return Status::NotFound("cannot read config file " + flags["config"]);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      line = Trim(line.substr(0, line.find('#')));
+      if (line.empty()) continue;
+      const auto eq = line.find('=');
+      if (eq == std::string::npos)
+        return Status::InvalidArgument(flags["config"] + ":" + std::to_string(n) + ": expected key = value");
+      kv[Trim(line.substr(0, eq))] = Trim(line.substr(eq + 1));
+    }
+  }
+  for (auto& [k, v] : flags) kv[k] = v;
+  kv.erase("config");
+  DaemonConfig c;
+  for (const auto& [k, v] : kv) {
+    if (k == "node_id") c.node.node_id = v;
+    else if (k == "listen") c.node.listen = v;
+    else if (k == "data_dir") c.node.data_dir = v;
+    else if (k == "peers") c.node.peers = SplitList(v);
+    else if (k == "cluster_id") c.node.cluster_id = v;
+    else if (k == "segment_bytes") c.node.segment_bytes = std::stoull(v);
+    else if (k == "port_file") c.port_file = v;
+    else if (k == "log_format") c.log_format = v;
+    else if (k == "admin_listen") c.admin_listen = v;
+    else if (k == "admin_port_file") c.admin_port_file = v;
+    else if (k == "secret_file") {
+      auto s = ReadSecretFile(v);
+      if (!s.ok()) return s.status();
+      c.node.secret = *s;
+    } else if (k == "secret") {
+      return Status::InvalidArgument("the secret is never passed directly: use secret_file");
+    } else {
+      return Status::InvalidArgument("unknown option '" + k + "'");
+    }
+  }
+  if (c.node.data_dir.empty()) return Status::InvalidArgument("data_dir is required");
+  if (c.node.secret.empty()) return Status::InvalidArgument("secret_file is required");
+  if (c.log_format != "kv" && c.log_format != "json") return Status::InvalidArgument("log_format must be kv or json");
+  return c;
+}
+
+}  // namespace strata::logservice::server

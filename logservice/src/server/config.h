@@ -1,0 +1,29 @@
+// logserviced configuration: a "key = value" file (# comments) and/or
+// --key=value flags (flags win). Keys:
+//   node_id, listen, data_dir, peers (comma-separated addresses, this node
+//   included), cluster_id, secret_file, segment_bytes, port_file, log_format (kv|json),
+//   admin_listen (gRPC admin "host:port"), admin_port_file
+// The secret is read from secret_file (first line, trailing newline dropped),
+// never from the command line.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "node.h"
+#include "strata/logservice/status.h"
+
+namespace strata::logservice::server {
+
+struct DaemonConfig {
+  NodeOptions node;
+  std::string port_file;      // if set, the bound port is written here after listen
+  std::string log_format = "kv";
+  std::string admin_listen;     // gRPC admin "host:port" (empty: off); loopback recommended
+  std::string admin_port_file;  // if set, the admin port is written here
+};
+
+Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args);
+Result<std::string> ReadSecretFile(const std::string& path);
+std::vector<std::string> SplitList(const std::string& s);
+
+}  // namespace strata::logservice::server

@@ -1,0 +1,604 @@
+// Node: the log service node; design comment in node.h.
+#include "node.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "codec.h"
+#include "node_meta.h"
+#include "quorum.h"
+#include "rpc.h"
+#include "strata/logservice/checkpoint_store.h"
+#include "strata/logservice/log_store.h"
+#include "strata/logservice/page_store.h"
+#include "strata/rdma/rdma.h"
+
+namespace strata::logservice::server {
+
+using repl::Frame;
+using wire::MsgType;
+using wire::ReplyCode;
+
+namespace {
+Frame Reply(const Frame& req, MsgType type) {
+  Frame r;
+  r.type = type;
+  r.request_id = req.request_id;
+  return r;
+}
+MsgType ResponseTypeOf(MsgType t) { return static_cast<MsgType>(static_cast<std::uint8_t>(t) + 1); }
+}  // namespace
+
+struct Node::Impl {
+  NodeOptions opt;
+  std::shared_ptr<FileSystem> fs = PosixFileSystem();
+  std::unique_ptr<LogStore> log;
+  std::unique_ptr<PageStore> pages;
+  std::unique_ptr<CheckpointStore> ckpt;
+  std::unique_ptr<rdma::Transport> transport;
+  std::unique_ptr<rdma::Listener> listener;
+  std::string address;
+
+  // Owned by the worker, read by others under meta_mu.
+  mutable std::mutex meta_mu;
+  NodeMeta meta;
+  repl::TailImage tail;
+  Lsn commit_hint = 0;
+  std::mutex seal_mu;  // Seal (worker) vs. gap-fill appends (catch-up)
+
+  struct Work {
+    std::shared_ptr<rdma::Connection> conn;
+    Frame frame;
+  };
+  std::mutex q_mu;
+  std::condition_variable q_cv;
+  std::deque<Work> queue;
+  std::vector<Work> acks;  // appends waiting for the sync thread
+  std::condition_variable ack_cv;
+  std::condition_variable catchup_cv;
+  bool stopping = false;
+  std::thread worker, syncer, catchup;
+
+  std::atomic<std::uint64_t> counters[static_cast<int>(wire::NodeCounter::kCount)] = {};
+  void Count(wire::NodeCounter c, std::uint64_t n = 1) { counters[static_cast<int>(c)] += n; }
+
+  void Log(std::string_view level, const std::string& line) {
+    if (opt.log) opt.log(level, "node=" + opt.node_id + " " + line);
+  }
+
+  // ---- transport side ----
+  rdma::ConnectionHandlers Accept(const std::shared_ptr<rdma::Connection>& c) {
+    std::weak_ptr<rdma::Connection> weak = c;
+    rdma::ConnectionHandlers h;
+    h.on_message = [this, weak](rdma::Connection& conn, const rdma::Message& m) {
+      Frame f;
+      Status s = repl::Decode(m.payload(), &f);
+      if (s.ok() && wire::IsResponse(f.type)) s = Status::InvalidArgument("response sent to a node");
+      if (!s.ok()) {
+        Log("warn", "event=bad_message peer=" + conn.peer_address() + " reason=\"" + s.message() + "\"");
+        conn.Close();
+        return;
+      }
+      auto sp = weak.lock();
+      if (!sp) return;
+      std::lock_guard<std::mutex> l(q_mu);
+      queue.push_back(Work{std::move(sp), std::move(f)});
+      q_cv.notify_one();
+    };
+    h.on_close = [](rdma::Connection&, const rdma::Status&) {};
+    return h;
+  }
+
+  void Send(const std::shared_ptr<rdma::Connection>& c, const Frame& f) {
+    const std::string b = repl::Encode(f);
+    // Bounded: a stalled peer must not hold up the worker. A lost
+    // acknowledgement is recovered by the writer's status poll.
+    rdma::Status s = c->Send(std::as_bytes(std::span(b.data(), b.size())), {}, std::chrono::milliseconds(500));
+    // Routine when the peer died or stalls (info): requesters retry, and the
+    // writer re-reads a node's state when its acks lag.
+    if (!s.ok() && s.code() != rdma::StatusCode::kClosed)
+      Log("info", "event=reply_dropped peer=" + c->peer_address() + " reason=\"" + s.message() + "\"");
+  }
+
+  // ---- state ----
+  repl::NodeState State() {
+    repl::NodeState st;
+    st.node_id = opt.node_id;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      st.promised_epoch = meta.promised_epoch;
+      st.writer_id = meta.writer_id;
+      st.seal_epoch = meta.seal_epoch;
+      st.seal_lsn = meta.seal_lsn;
+      st.history = meta.history;
+      st.tail = tail;
+    }
+    const LogFrontier fr = log->frontier();
+    st.last_epoch = fr.max_epoch;
+    st.released = fr.released_lsn;
+    st.durable = fr.durable_lsn;
+    st.complete = fr.complete_lsn;
+    st.highest = fr.highest_lsn;
+    const LogStoreStats ls = log->stats();
+    counters[static_cast<int>(wire::NodeCounter::kFdatasyncs)] = ls.fdatasyncs;
+    counters[static_cast<int>(wire::NodeCounter::kSegments)] = ls.segments;
+    counters[static_cast<int>(wire::NodeCounter::kDiskBytes)] = DiskBytes();
+    for (auto& c : counters) st.counters.push_back(c.load());
+    return st;
+  }
+
+  std::uint64_t DiskBytes() {
+    std::uint64_t total = 0;
+    for (const std::string sub : {"redo", "pages"}) {
+      const std::string dir = JoinPath(opt.data_dir, sub);
+      auto names = fs->ListDir(dir);
+      if (!names.ok()) continue;
+      for (const auto& n : *names) {
+        auto f = fs->OpenReadable(JoinPath(dir, n));
+        if (!f.ok()) continue;
+        auto sz = (*f)->Size();
+        if (sz.ok()) total += *sz;
+      }
+    }
+    return total;
+  }
+
+  // Epoch check for a writer request. Sets the reply code on refusal.
+  bool CheckWriter(const Frame& req, Frame* rep, bool need_seal) {
+    std::lock_guard<std::mutex> l(meta_mu);
+    rep->epoch = meta.promised_epoch;
+    if (req.epoch < meta.promised_epoch) {
+      rep->code = ReplyCode::kStaleEpoch;
+      rep->error = "epoch " + std::to_string(req.epoch) + " is stale: node " + opt.node_id + " promised epoch " +
+                   std::to_string(meta.promised_epoch);
+      Count(wire::NodeCounter::kStaleRefused);
+      return false;
+    }
+    if (req.epoch > meta.promised_epoch || (need_seal && meta.seal_epoch != req.epoch)) {
+      rep->code = ReplyCode::kNotSealed;
+      rep->error = "epoch " + std::to_string(req.epoch) + " not promised/sealed on " + opt.node_id;
+      return false;
+    }
+    return true;
+  }
+
+  static ReplyCode CodeOf(const Status& s) {
+    switch (s.code()) {
+      case StatusCode::kStaleEpoch: return ReplyCode::kStaleEpoch;
+      case StatusCode::kConflict: return ReplyCode::kConflict;
+      case StatusCode::kInvalidArgument: return ReplyCode::kInvalid;
+      case StatusCode::kNotFound: return ReplyCode::kNotFound;
+      default: return ReplyCode::kStoreError;
+    }
+  }
+  void Fail(Frame* rep, const Status& s) {
+    rep->code = CodeOf(s);
+    rep->error = s.message();
+    if (rep->code == ReplyCode::kStoreError) Log("error", "event=store_error reason=\"" + s.message() + "\"");
+  }
+
+  // ---- worker ----
+  void WorkerLoop() {
+    for (;;) {
+      Work w;
+      {
+        std::unique_lock<std::mutex> l(q_mu);
+        q_cv.wait(l, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        w = std::move(queue.front());
+        queue.pop_front();
+      }
+      Handle(w);
+    }
+  }
+
+  void Handle(Work& w) {
+    const Frame& req = w.frame;
+    Frame rep = Reply(req, ResponseTypeOf(req.type));
+    switch (req.type) {
+      case MsgType::kPromiseReq: HandlePromise(req, &rep); break;
+      case MsgType::kSealReq: HandleSeal(req, &rep); break;
+      case MsgType::kAppendReq:
+        if (HandleAppend(req, &rep)) {
+          std::lock_guard<std::mutex> l(q_mu);
+          acks.push_back(std::move(w));
+          ack_cv.notify_one();
+          return;
+        }
+        break;
+      case MsgType::kTailReq: HandleTail(req, &rep); break;
+      case MsgType::kReadReq: HandleRead(req, &rep); break;
+      case MsgType::kCkptSetReq: HandleCkptSet(req, &rep); break;
+      case MsgType::kCkptGetReq: HandleCkptGet(&rep); break;
+      case MsgType::kPagePutReq: HandlePagePut(req, &rep); break;
+      case MsgType::kPageGetReq: HandlePageGet(req, &rep); break;
+      case MsgType::kStatusReq: rep.state = State(); break;
+      default: rep.code = ReplyCode::kInvalid; rep.error = "not a request"; break;
+    }
+    if (rep.epoch == 0) {
+      std::lock_guard<std::mutex> l(meta_mu);
+      rep.epoch = meta.promised_epoch;
+    }
+    Send(w.conn, rep);
+  }
+
+  void HandlePromise(const Frame& req, Frame* rep) {
+    Count(wire::NodeCounter::kPromises);
+    NodeMeta next;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      next = meta;
+    }
+    if (req.epoch < next.promised_epoch || (req.epoch == next.promised_epoch && req.writer_id != next.writer_id)) {
+      rep->code = ReplyCode::kStaleEpoch;
+      rep->error = "node " + opt.node_id + " already promised epoch " + std::to_string(next.promised_epoch);
+      Count(wire::NodeCounter::kStaleRefused);
+      Log("info", "event=promise_refused epoch=" + std::to_string(req.epoch) +
+                      " promised=" + std::to_string(next.promised_epoch));
+    } else if (req.epoch > next.promised_epoch) {
+      next.promised_epoch = req.epoch;
+      next.writer_id = req.writer_id;
+      Status s = SaveNodeMeta(*fs, opt.data_dir, next);  // durable before the ack
+      if (!s.ok()) {
+        Fail(rep, s);
+      } else {
+        std::lock_guard<std::mutex> l(meta_mu);
+        meta = next;
+        Log("info", "event=promise epoch=" + std::to_string(req.epoch) + " writer=" + std::to_string(req.writer_id));
+      }
+    }
+    rep->state = State();
+    rep->epoch = rep->state.promised_epoch;
+  }
+
+  void HandleSeal(const Frame& req, Frame* rep) {
+    Count(wire::NodeCounter::kSeals);
+    if (!CheckWriter(req, rep, /*need_seal=*/false)) {
+      rep->state = State();
+      return;
+    }
+    NodeMeta next;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      next = meta;
+    }
+    if (next.seal_epoch != req.epoch) {
+      std::lock_guard<std::mutex> sl(seal_mu);
+      Status s = log->Sync();
+      const LogFrontier fr = log->frontier();
+      const Lsn cut = std::max(fr.released_lsn, repl::SealPoint(next.history, fr.complete_lsn, req.history));
+      if (s.ok()) s = log->TruncateAfter(cut, req.epoch);
+      if (s.ok()) s = pages->TruncateAfter(req.lsn);
+      if (!s.ok()) {
+        Fail(rep, s);
+        rep->state = State();
+        return;
+      }
+      Log("info", "event=seal epoch=" + std::to_string(req.epoch) + " seal_lsn=" + std::to_string(req.lsn) +
+                      " cut=" + std::to_string(cut) + " had_complete=" + std::to_string(fr.complete_lsn) +
+                      " had_highest=" + std::to_string(fr.highest_lsn));
+    }
+    next.seal_epoch = req.epoch;
+    next.seal_lsn = req.lsn;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      commit_hint = std::max(commit_hint, req.lsn2);
+    }
+    next.history = req.history;
+    next.peers = req.peers;
+    next.self_index = req.u32a;
+    Status s = SaveNodeMeta(*fs, opt.data_dir, next);
+    if (!s.ok()) {
+      Fail(rep, s);
+    } else {
+      std::lock_guard<std::mutex> l(meta_mu);
+      meta = next;
+    }
+    catchup_cv.notify_all();
+    rep->state = State();
+  }
+
+  bool HandleAppend(const Frame& req, Frame* rep) {
+    if (!CheckWriter(req, rep, true)) return false;
+    auto t = log->Append(req.lsn, req.epoch, req.data);
+    if (!t.ok()) {
+      Fail(rep, t.status());
+      return false;
+    }
+    Count(wire::NodeCounter::kAppends);
+    Count(wire::NodeCounter::kAppendBytes, req.data.size());
+    bool gap = false;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      commit_hint = std::max(commit_hint, req.lsn2);
+      gap = req.lsn > log->frontier().complete_lsn;
+    }
+    if (gap) catchup_cv.notify_all();
+    return true;
+  }
+
+  void HandleTail(const Frame& req, Frame* rep) {
+    if (!CheckWriter(req, rep, true)) return;
+    repl::TailImage t{req.epoch, req.lsn, req.lsn2, req.data};
+    repl::TailImage cur;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      cur = tail;
+    }
+    const bool newer = t.epoch > cur.epoch || (t.epoch == cur.epoch && (t.block_lsn > cur.block_lsn ||
+                                                                         (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
+    if (newer) {
+      Status s = SaveTail(*fs, opt.data_dir, t);
+      if (!s.ok()) return Fail(rep, s);
+      Count(wire::NodeCounter::kTailWrites);
+      std::lock_guard<std::mutex> l(meta_mu);
+      tail = t;
+      cur = t;
+    }
+    rep->lsn = cur.block_lsn;
+    rep->lsn2 = cur.data_end;
+    rep->lsn3 = log->frontier().durable_lsn;
+  }
+
+  void HandleRead(const Frame& req, Frame* rep) {
+    Count(wire::NodeCounter::kReads);
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      if (req.lsn3 != 0 && meta.seal_epoch != req.lsn3) {
+        rep->code = ReplyCode::kWrongSeal;
+        rep->error = "node " + opt.node_id + " is sealed at epoch " + std::to_string(meta.seal_epoch);
+        return;
+      }
+    }
+    auto r = log->Read(req.lsn, std::min<std::size_t>(req.u32a, wire::kMaxReadBytes));
+    if (!r.ok()) return Fail(rep, r.status());
+    for (auto& range : *r) {
+      std::string_view b = range.bytes;
+      Lsn at = range.start_lsn;
+      while (!b.empty() && rep->ranges.size() < wire::kMaxRanges) {
+        const std::size_t n = std::min(b.size(), wire::kMaxRedoChunk);
+        rep->ranges.push_back(repl::WireRange{at, range.epoch, std::string(b.substr(0, n))});
+        b.remove_prefix(n);
+        at += n;
+      }
+    }
+    rep->lsn = log->frontier().durable_lsn;
+  }
+
+  void HandleCkptSet(const Frame& req, Frame* rep) {
+    if (!CheckWriter(req, rep, true)) return;
+    auto cur = ckpt->Read();
+    if (cur.ok() && cur->checkpoint_lsn > req.lsn) {
+      rep->code = ReplyCode::kInvalid;
+      rep->error = "checkpoint LSN " + std::to_string(req.lsn) + " below stored " + std::to_string(cur->checkpoint_lsn);
+      return;
+    }
+    Status s = ckpt->Write(Checkpoint{req.lsn, req.epoch, req.data});
+    if (!s.ok()) Fail(rep, s);
+  }
+
+  void HandleCkptGet(Frame* rep) {
+    auto cur = ckpt->Read();
+    if (cur.ok()) {
+      rep->found = true;
+      rep->lsn = cur->checkpoint_lsn;
+      rep->lsn2 = cur->epoch;
+      rep->data = cur->metadata;
+    } else if (!cur.status().is_not_found()) {
+      Fail(rep, cur.status());
+    }
+  }
+
+  void HandlePagePut(const Frame& req, Frame* rep) {
+    if (!CheckWriter(req, rep, true)) return;
+    auto t = pages->PutPage(PageId{req.u32a, req.u32b}, req.lsn, req.data);
+    Status s = t.ok() ? pages->SyncUpTo(*t) : t.status();
+    if (!s.ok()) Fail(rep, s);
+  }
+
+  void HandlePageGet(const Frame& req, Frame* rep) {
+    auto v = pages->GetPage(PageId{req.u32a, req.u32b}, req.lsn);
+    if (v.ok()) {
+      rep->found = true;
+      rep->lsn = v->lsn;
+      rep->data = std::move(v->image);
+    } else if (!v.status().is_not_found()) {
+      Fail(rep, v.status());
+    }
+  }
+
+  // ---- group commit ----
+  void SyncLoop() {
+    for (;;) {
+      std::vector<Work> batch;
+      {
+        std::unique_lock<std::mutex> l(q_mu);
+        ack_cv.wait(l, [&] { return stopping || !acks.empty(); });
+        if (acks.empty()) return;
+        batch.swap(acks);
+      }
+      Status s = log->Sync();
+      const LogFrontier fr = log->frontier();
+      for (auto& w : batch) {
+        Frame rep = Reply(w.frame, MsgType::kAppendResp);
+        rep.epoch = w.frame.epoch;
+        if (!s.ok()) {
+          Fail(&rep, s);
+        } else {
+          rep.lsn = fr.durable_lsn;
+          rep.lsn2 = fr.complete_lsn;
+        }
+        Send(w.conn, rep);
+      }
+    }
+  }
+
+  // ---- gap filling ----
+  void CatchUpLoop() {
+    std::shared_ptr<repl::RpcChannel> peer;
+    std::size_t next_peer = 0;
+    for (;;) {
+      NodeMeta m;
+      Lsn hint;
+      {
+        std::unique_lock<std::mutex> l(q_mu);
+        catchup_cv.wait_for(l, std::chrono::milliseconds(50), [&] { return stopping; });
+        if (stopping) return;
+      }
+      {
+        std::lock_guard<std::mutex> l(meta_mu);
+        m = meta;
+        hint = commit_hint;
+      }
+      if (m.seal_epoch == 0 || m.peers.size() < 2) continue;
+      LogFrontier fr = log->frontier();
+      const Lsn target = std::max({m.seal_lsn, fr.highest_lsn, hint});
+      if (fr.complete_lsn >= target) continue;
+      // Pick a peer (not ourselves), keep the channel while it works.
+      if (!peer || !peer->open()) {
+        peer.reset();
+        for (std::size_t tries = 0; tries < m.peers.size() && !peer; ++tries) {
+          const std::size_t i = next_peer++ % m.peers.size();
+          if (i == m.self_index) continue;
+          auto ch = repl::RpcChannel::Connect(*transport, m.peers[i], nullptr, nullptr);
+          if (ch.ok()) peer = *ch;
+        }
+        if (!peer) continue;
+      }
+      Frame req;
+      req.type = MsgType::kReadReq;
+      req.lsn = fr.complete_lsn;
+      req.u32a = wire::kMaxReadBytes;
+      req.lsn3 = m.seal_epoch;
+      auto rep = peer->Call(req, std::chrono::milliseconds(2000));
+      if (!rep.ok() || rep->code != ReplyCode::kOk || rep->ranges.empty()) {
+        peer.reset();  // try another peer next round
+        continue;
+      }
+      std::uint64_t filled = 0;
+      Status s;
+      {
+        std::lock_guard<std::mutex> sl(seal_mu);
+        {
+          std::lock_guard<std::mutex> l(meta_mu);
+          if (meta.seal_epoch != m.seal_epoch) continue;
+        }
+        // Bytes of the sealed stream are adopted under our seal epoch (they
+        // may have been written by older writers; see the design note).
+        for (const auto& r : rep->ranges) {
+          auto t = log->Append(r.start, m.seal_epoch, r.bytes);
+          if (!t.ok()) {
+            s = t.status();
+            break;
+          }
+          filled += r.bytes.size();
+        }
+        if (s.ok()) s = log->Sync();
+      }
+      Count(wire::NodeCounter::kGapFillBytes, filled);
+      if (!s.ok()) {
+        Log("warn", "event=gap_fill_failed from=" + std::to_string(req.lsn) + " reason=\"" + s.message() + "\"");
+        peer.reset();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      Log("info", "event=gap_fill from=" + std::to_string(req.lsn) + " bytes=" + std::to_string(filled) +
+                      " durable=" + std::to_string(log->frontier().durable_lsn));
+      catchup_cv.notify_all();
+    }
+  }
+};
+
+Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->opt = std::move(options);
+  Impl& n = *impl;
+  if (n.opt.data_dir.empty()) return Status::InvalidArgument("data directory is required");
+  if (n.opt.secret.empty()) return Status::InvalidArgument("secret is required");
+  STRATA_RETURN_IF_ERROR(n.fs->CreateDirs(n.opt.data_dir));
+  LogSink sink = [&n](LogLevel l, std::string_view line) {
+    n.Log(l == LogLevel::kInfo ? "info" : l == LogLevel::kWarning ? "warn" : "error",
+          "event=storage msg=\"" + std::string(line) + "\"");
+  };
+  LogStoreOptions lo;
+  lo.segment_bytes = n.opt.segment_bytes;
+  lo.log = sink;
+  auto log = LogStore::Open(n.fs, JoinPath(n.opt.data_dir, "redo"), lo);
+  if (!log.ok()) return log.status();
+  n.log = std::move(log.value());
+  PageStoreOptions po;
+  po.log = sink;
+  auto pages = PageStore::Open(n.fs, JoinPath(n.opt.data_dir, "pages"), po);
+  if (!pages.ok()) return pages.status();
+  n.pages = std::move(pages.value());
+  n.ckpt = std::make_unique<CheckpointStore>(n.fs, n.opt.data_dir);
+  auto meta = LoadNodeMeta(*n.fs, n.opt.data_dir);
+  if (meta.ok()) {
+    n.meta = *meta;
+  } else if (!meta.status().is_not_found()) {
+    return meta.status();
+  } else {
+    n.meta.peers = n.opt.peers;
+  }
+  auto tail = LoadTail(*n.fs, n.opt.data_dir);
+  if (tail.ok()) n.tail = *tail;
+  else if (!tail.status().is_not_found()) return tail.status();
+
+  auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(
+      n.opt.cluster_id, n.opt.secret, [&n](rdma::LogLevel l, std::string_view line) {
+        if (l < rdma::LogLevel::kWarning) return;
+        // A peer going away is routine (info); refused handshakes and bad
+        // frames are worth a warning.
+        const bool routine = line.find(" Closed: ") != std::string_view::npos ||
+                             line.find("IoError: ") != std::string_view::npos;
+        n.Log(l == rdma::LogLevel::kError ? "error" : routine ? "info" : "warn",
+              "event=transport msg=\"" + std::string(line) + "\"");
+      }));
+  if (!t.ok()) return Status::InvalidArgument("transport: " + t.status().message());
+  n.transport = std::move(t.value());
+  auto l = n.transport->Listen(n.opt.listen, [&n](const std::shared_ptr<rdma::Connection>& c) { return n.Accept(c); });
+  if (!l.ok()) return Status::IoError("listen " + n.opt.listen + ": " + l.status().message());
+  n.listener = std::move(l.value());
+  n.address = n.listener->endpoint().ToString();
+  const LogFrontier fr = n.log->frontier();
+  n.Log("info", "event=started listen=" + n.address + " data_dir=" + n.opt.data_dir +
+                    " promised=" + std::to_string(n.meta.promised_epoch) + " seal_epoch=" +
+                    std::to_string(n.meta.seal_epoch) + " durable=" + std::to_string(fr.durable_lsn) +
+                    " highest=" + std::to_string(fr.highest_lsn));
+  // Threads start last: from here on meta is read only under meta_mu.
+  n.worker = std::thread([&n] { n.WorkerLoop(); });
+  n.syncer = std::thread([&n] { n.SyncLoop(); });
+  n.catchup = std::thread([&n] { n.CatchUpLoop(); });
+  return std::unique_ptr<Node>(new Node(std::move(impl)));
+}
+
+Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Node::~Node() { Stop(); }
+
+std::string Node::address() const { return impl_->address; }
+repl::NodeState Node::State() const { return impl_->State(); }
+
+void Node::Stop() {
+  Impl& n = *impl_;
+  if (!n.transport) return;
+  n.listener.reset();
+  {
+    std::lock_guard<std::mutex> l(n.q_mu);
+    n.stopping = true;
+    n.q_cv.notify_all();
+    n.ack_cv.notify_all();
+    n.catchup_cv.notify_all();
+  }
+  if (n.worker.joinable()) n.worker.join();
+  if (n.syncer.joinable()) n.syncer.join();
+  if (n.catchup.joinable()) n.catchup.join();
+  n.transport.reset();
+  n.log->Sync().IgnoreError();
+  n.Log("info", "event=stopped durable=" + std::to_string(n.log->frontier().durable_lsn));
+}
+
+}  // namespace strata::logservice::server

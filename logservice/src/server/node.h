@@ -1,0 +1,70 @@
+// Node: one log service node (what logserviced runs). Serves the replication
+// protocol (src/replication/wire.h) over rdma/ and keeps the redo log, the
+// tail register, the checkpoint and stage-1 pages in its data directory.
+//
+// Threads and hand-offs:
+//   - transport I/O thread: decodes each message (a malformed one closes the
+//     connection with a logged reason) and queues it; never blocks;
+//   - worker thread: executes requests one at a time, in arrival order
+//     (so one writer's appends reach the LogStore in order). Append only
+//     writes to the page cache and hands the ack to
+//   - the sync thread: group commit. It takes every pending append ack,
+//     calls LogStore::Sync() once, and then acknowledges them all with the
+//     node's durable LSN (the end of its gap-free fdatasync'ed prefix).
+//     Nothing is acknowledged before it is on disk;
+//   - the catch-up thread: when the node's gap-free prefix ends below what
+//     it knows exists (the writer's seal LSN, the highest received range, the
+//     writer's commit hint), it reads the missing bytes from a peer that is
+//     sealed in the same epoch and appends them (gap filling).
+//
+// Fencing: requests carry the writer's epoch. A node promises an epoch (and
+// persists the promise, fdatasync + rename) before acknowledging it and from
+// then on refuses every request with an older epoch (kStaleEpoch). A writer
+// must also Seal the node in its epoch (truncating whatever a previous writer
+// left beyond the sealed stream) before its appends are accepted.
+//
+// Failure handling: storage errors are answered with kStoreError and logged;
+// a store that needs recovery makes the node refuse writes until restarted.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codec.h"
+#include "strata/logservice/status.h"
+
+namespace strata::logservice::server {
+
+struct NodeOptions {
+  std::string node_id = "node";
+  std::string listen = "tcp://127.0.0.1:0";
+  std::string data_dir;
+  std::vector<std::string> peers;  // initial peer list; a writer's Seal replaces it
+  std::string cluster_id = "strata";
+  std::string secret;
+  std::uint64_t segment_bytes = 64ull << 20;
+  // One structured line per event ("event=... key=value ..."); thread-safe.
+  std::function<void(std::string_view level, std::string_view line)> log;
+};
+
+class Node {
+ public:
+  static Result<std::unique_ptr<Node>> Start(NodeOptions options);
+  ~Node();  // Stop()
+  // The bound listen address, with the real port.
+  std::string address() const;
+  // Stops accepting, finishes queued work, syncs, joins threads. Idempotent.
+  void Stop();
+  // Snapshot of the node's state and counters (what StatusReq returns). Thread-safe.
+  repl::NodeState State() const;
+
+  struct Impl;
+
+ private:
+  explicit Node(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::logservice::server

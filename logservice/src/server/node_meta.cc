@@ -1,0 +1,108 @@
+// NodeMeta / tail register persistence; see node_meta.h.
+#include "node_meta.h"
+
+#include "durable_file.h"
+
+namespace strata::logservice::server {
+namespace {
+
+constexpr std::uint32_t kMetaVersion = 1;
+
+void Put64(std::string* o, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) o->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+bool Get64(std::string_view* in, std::uint64_t* v) {
+  if (in->size() < 8) return false;
+  std::uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= std::uint64_t(static_cast<unsigned char>((*in)[i])) << (8 * i);
+  in->remove_prefix(8);
+  *v = x;
+  return true;
+}
+void PutStr(std::string* o, std::string_view s) { Put64(o, s.size()); o->append(s); }
+bool GetStr(std::string_view* in, std::string* s, std::size_t cap) {
+  std::uint64_t n;
+  if (!Get64(in, &n) || n > cap || in->size() < n) return false;
+  s->assign(in->data(), n);
+  in->remove_prefix(n);
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeNodeMeta(const NodeMeta& m) {
+  std::string o;
+  for (std::uint64_t v : {std::uint64_t{kMetaVersion}, m.promised_epoch, m.writer_id, m.seal_epoch, m.seal_lsn,
+                          std::uint64_t{m.self_index}, std::uint64_t{m.history.size()}})
+    Put64(&o, v);
+  for (const auto& h : m.history) { Put64(&o, h.epoch); Put64(&o, h.lsn); }
+  Put64(&o, m.peers.size());
+  for (const auto& p : m.peers) PutStr(&o, p);
+  return o;
+}
+
+Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
+  NodeMeta m;
+  std::uint64_t version, self, nh, np;
+  if (!Get64(&in, &version) || version != kMetaVersion) return Status::Corruption("node meta: bad version");
+  if (!Get64(&in, &m.promised_epoch) || !Get64(&in, &m.writer_id) || !Get64(&in, &m.seal_epoch) ||
+      !Get64(&in, &m.seal_lsn) || !Get64(&in, &self) || !Get64(&in, &nh) || nh > wire::kMaxHistory)
+    return Status::Corruption("node meta: truncated header");
+  m.self_index = static_cast<std::uint32_t>(self);
+  m.history.resize(nh);
+  for (auto& h : m.history)
+    if (!Get64(&in, &h.epoch) || !Get64(&in, &h.lsn)) return Status::Corruption("node meta: truncated history");
+  if (!Get64(&in, &np) || np > wire::kMaxPeers) return Status::Corruption("node meta: bad peer count");
+  m.peers.resize(np);
+  for (auto& p : m.peers)
+    if (!GetStr(&in, &p, wire::kMaxAddress)) return Status::Corruption("node meta: truncated peer");
+  if (!in.empty()) return Status::Corruption("node meta: trailing bytes");
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+std::string EncodeTail(const repl::TailImage& t) {
+  std::string o;
+  Put64(&o, kMetaVersion);
+  Put64(&o, t.epoch);
+  Put64(&o, t.block_lsn);
+  Put64(&o, t.data_end);
+  PutStr(&o, t.image);
+  return o;
+}
+
+Status DecodeTail(std::string_view in, repl::TailImage* out) {
+  repl::TailImage t;
+  std::uint64_t version;
+  if (!Get64(&in, &version) || version != kMetaVersion || !Get64(&in, &t.epoch) || !Get64(&in, &t.block_lsn) ||
+      !Get64(&in, &t.data_end) || !GetStr(&in, &t.image, wire::kMaxTailImage) || !in.empty())
+    return Status::Corruption("tail register: malformed");
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+Result<NodeMeta> LoadNodeMeta(FileSystem& fs, const std::string& dir) {
+  auto bytes = storage::ReadDurableFile(fs, dir, "node_meta", storage::DurableFileKind::kNodeMeta);
+  if (!bytes.ok()) return bytes.status();
+  NodeMeta m;
+  STRATA_RETURN_IF_ERROR(DecodeNodeMeta(*bytes, &m));
+  return m;
+}
+
+Status SaveNodeMeta(FileSystem& fs, const std::string& dir, const NodeMeta& m) {
+  return storage::WriteDurableFile(fs, dir, "node_meta", storage::DurableFileKind::kNodeMeta, EncodeNodeMeta(m));
+}
+
+Result<repl::TailImage> LoadTail(FileSystem& fs, const std::string& dir) {
+  auto bytes = storage::ReadDurableFile(fs, dir, "tail", storage::DurableFileKind::kTail);
+  if (!bytes.ok()) return bytes.status();
+  repl::TailImage t;
+  STRATA_RETURN_IF_ERROR(DecodeTail(*bytes, &t));
+  return t;
+}
+
+Status SaveTail(FileSystem& fs, const std::string& dir, const repl::TailImage& t) {
+  return storage::WriteDurableFile(fs, dir, "tail", storage::DurableFileKind::kTail, EncodeTail(t));
+}
+
+}  // namespace strata::logservice::server

@@ -1,0 +1,391 @@
+// Multi-process tests: 3 real logserviced processes on loopback, the client
+// library as writer/reader, kill -9 / restart / SIGTERM. Every wait is
+// bounded; ports are picked by the kernel (port 0) and reused on restart.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "local_cluster.h"
+#include "strata/logservice/client.h"
+
+namespace strata::logservice {
+namespace {
+
+using client::ClusterConfig;
+using client::Code;
+using client::LogClient;
+using std::chrono::milliseconds;
+using testing::LocalCluster;
+
+std::uint64_t Seed() {
+  static const std::uint64_t seed = [] {
+    const char* s = std::getenv("STRATA_TEST_SEED");
+    std::uint64_t v = s ? std::strtoull(s, nullptr, 10) : std::random_device{}();
+    std::fprintf(stderr, "STRATA_TEST_SEED=%llu\n", static_cast<unsigned long long>(v));
+    return v;
+  }();
+  return seed;
+}
+
+ClusterConfig Config(const LocalCluster& c, client::OpenMode mode = client::OpenMode::kWriter) {
+  ClusterConfig cfg;
+  cfg.nodes = c.addresses();
+  cfg.transport = client::TransportKind::kTcp;
+  cfg.write_quorum = 2;
+  cfg.cluster_id = c.cluster_id();
+  cfg.secret = c.secret();
+  cfg.mode = mode;
+  cfg.open_timeout = milliseconds(8000);
+  cfg.op_timeout = milliseconds(2000);
+  cfg.reconnect_interval = milliseconds(100);
+  cfg.seed = Seed();
+  return cfg;
+}
+
+// Deterministic redo bytes: the byte at LSN x.
+char ByteAt(std::uint64_t x) { return static_cast<char>((x * 2654435761u) >> 13); }
+std::string Bytes(std::uint64_t from, std::size_t n) {
+  std::string s(n, 0);
+  for (std::size_t i = 0; i < n; ++i) s[i] = ByteAt(from + i);
+  return s;
+}
+
+std::unique_ptr<LogClient> OpenOk(const ClusterConfig& cfg) {
+  auto c = LogClient::Open(cfg);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(*c) : nullptr;
+}
+
+// Appends n blocks of 512 bytes at the stream end.
+void AppendBlocks(LogClient& lc, int n) {
+  for (int i = 0; i < n; ++i) {
+    const auto at = lc.stream_end();
+    ASSERT_TRUE(lc.Append(at, Bytes(at, 512)).ok());
+  }
+}
+
+std::string ReadAll(LogClient& lc, std::uint64_t from, std::uint64_t to) {
+  std::string out;
+  while (from + out.size() < to) {
+    auto r = lc.Read(from + out.size(), to - from - out.size());
+    if (!r.ok() || r->empty()) break;
+    out += *r;
+  }
+  return out;
+}
+
+// Waits until the writer sees node i durable at >= lsn (bounded).
+bool WaitNodeDurable(LogClient& lc, int i, std::uint64_t lsn, milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto s = lc.status();
+    if (s.nodes[i].sealed && s.nodes[i].durable >= lsn) return true;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return false;
+}
+
+int RunCtl(const LocalCluster& c, std::string* out) {
+  std::string nodes;
+  for (const auto& a : c.addresses()) nodes += (nodes.empty() ? "" : ",") + a;
+  const std::string cmd = std::string(LOGSERVICECTL_PATH) + " status --nodes=" + nodes +
+                          " --cluster_id=" + c.cluster_id() + " --secret_file=" + c.secret_file() + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  return WEXITSTATUS(pclose(p));
+}
+
+std::string CtlOut(const LocalCluster& c) {
+  std::string out;
+  RunCtl(c, &out);
+  return out;
+}
+
+TEST(Cluster, AppendReadCheckpointPagesStatusAndCleanShutdown) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto cfg = Config(c);
+  std::atomic<std::uint64_t> callback_max{0};
+  std::atomic<int> regressions{0};
+  cfg.on_durable = [&](std::uint64_t lsn) {
+    if (lsn <= callback_max.load()) ++regressions;
+    callback_max = lsn;
+  };
+  auto lc = OpenOk(cfg);
+  ASSERT_TRUE(lc);
+  EXPECT_EQ(lc->epoch(), 1u);
+  EXPECT_EQ(lc->sealed_end(), 0u);
+  AppendBlocks(*lc, 64);
+  ASSERT_TRUE(lc->WaitDurable(64 * 512, milliseconds(5000)).ok());
+  for (int i = 0; i < 200 && callback_max.load() < 64 * 512; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(callback_max.load(), 64u * 512);  // on_durable saw the frontier, in increasing order
+  EXPECT_EQ(regressions.load(), 0);
+  EXPECT_EQ(ReadAll(*lc, 0, 64 * 512), Bytes(0, 64 * 512));
+  EXPECT_EQ(ReadAll(*lc, 1000, 3000), Bytes(1000, 2000));
+
+  EXPECT_EQ(lc->ReadCheckpoint().status().code(), Code::kNotFound);
+  ASSERT_TRUE(lc->WriteCheckpoint(4096, "meta-1").ok());
+  auto ck = lc->ReadCheckpoint();
+  ASSERT_TRUE(ck.ok());
+  EXPECT_EQ(ck->lsn, 4096u);
+  EXPECT_EQ(ck->metadata, "meta-1");
+
+  ASSERT_TRUE(lc->PutPage(5, 7, 100, std::string(16384, 'a')).ok());
+  ASSERT_TRUE(lc->PutPage(5, 7, 200, std::string(16384, 'b')).ok());
+  auto pg = lc->GetPage(5, 7, 150);
+  ASSERT_TRUE(pg.ok());
+  EXPECT_EQ(pg->lsn, 100u);
+  EXPECT_EQ(pg->image[0], 'a');
+  EXPECT_EQ(lc->GetPage(5, 8, 150).status().code(), Code::kNotFound);
+
+  std::string out;
+  EXPECT_EQ(RunCtl(c, &out), 0) << out;
+  EXPECT_NE(out.find("durable_lsn=32768"), std::string::npos) << out;
+  EXPECT_NE(out.find("promised_epoch=1"), std::string::npos) << out;
+
+  lc.reset();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.Stop(i), 0);
+    const std::string log = c.Log(i);
+    EXPECT_NE(log.find("event=shutdown"), std::string::npos) << log;
+  }
+  EXPECT_EQ(c.UnexpectedLogLines({}), "");
+}
+
+TEST(Cluster, TailIsOverwrittenAndRecovered) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  std::string img2;
+  {
+    auto lc = OpenOk(Config(c));
+    ASSERT_TRUE(lc);
+    AppendBlocks(*lc, 2);
+    std::string img1 = Bytes(1024, 512);
+    img1.replace(100, 412, 412, '\0');
+    ASSERT_TRUE(lc->PutTail(1024, img1, 1124).ok());
+    ASSERT_TRUE(lc->WaitDurable(1124, milliseconds(5000)).ok());
+    img2 = Bytes(1024, 512);
+    img2.replace(300, 212, 212, '\0');
+    ASSERT_TRUE(lc->PutTail(1024, img2, 1324).ok());
+    ASSERT_TRUE(lc->WaitDurable(1324, milliseconds(5000)).ok());
+    EXPECT_EQ(ReadAll(*lc, 1024, 1536), img2);
+  }  // the writer "dies" here
+  {
+    auto ro = OpenOk(Config(c, client::OpenMode::kReadOnly));
+    ASSERT_TRUE(ro);
+    EXPECT_EQ(ro->sealed_end(), 1324u);
+    EXPECT_EQ(ReadAll(*ro, 0, 1536), Bytes(0, 1024) + img2);
+  }
+  auto lc = OpenOk(Config(c));
+  ASSERT_TRUE(lc);
+  EXPECT_EQ(lc->epoch(), 2u);
+  EXPECT_EQ(lc->stream_end(), 1024u);
+  EXPECT_EQ(lc->sealed_end(), 1324u);
+  EXPECT_EQ(ReadAll(*lc, 0, 1536), Bytes(0, 1024) + img2);
+  // The new writer completes the block: the tail retires.
+  ASSERT_TRUE(lc->Append(1024, Bytes(1024, 512)).ok());
+  ASSERT_TRUE(lc->WaitDurable(1536, milliseconds(5000)).ok());
+  EXPECT_EQ(ReadAll(*lc, 0, 1536), Bytes(0, 1536));
+  EXPECT_EQ(c.UnexpectedLogLines({}), "");
+}
+
+TEST(Cluster, KillNineDuringStreamThenRestartCatchesUp) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto lc = OpenOk(Config(c));
+  ASSERT_TRUE(lc);
+  std::uint64_t acked = 0;
+  for (int round = 0; round < 60; ++round) {
+    AppendBlocks(*lc, 8);
+    if (round == 20) c.Kill(2);
+    ASSERT_TRUE(lc->WaitDurable(lc->stream_end(), milliseconds(5000)).ok()) << lc->status().reason;
+    acked = lc->stream_end();
+  }
+  EXPECT_FALSE(lc->status().nodes[2].connected);
+  ASSERT_TRUE(c.Start(2));
+  AppendBlocks(*lc, 8);
+  ASSERT_TRUE(lc->WaitDurable(lc->stream_end(), milliseconds(5000)).ok());
+  acked = lc->stream_end();
+  ASSERT_TRUE(WaitNodeDurable(*lc, 2, acked, milliseconds(10000))) << lc->status().reason << c.Log(2) << lc->status().nodes[2].durable << CtlOut(c);
+  EXPECT_NE(c.Log(2).find("event=gap_fill"), std::string::npos);
+  // Node 3 really holds everything: lose the other two one at a time.
+  c.Kill(0);
+  AppendBlocks(*lc, 4);
+  ASSERT_TRUE(lc->WaitDurable(lc->stream_end(), milliseconds(5000)).ok()) << lc->status().reason;
+  acked = lc->stream_end();
+  ASSERT_TRUE(c.Start(0));
+  ASSERT_TRUE(WaitNodeDurable(*lc, 0, acked, milliseconds(10000))) << lc->status().reason;
+  c.Kill(1);
+  lc.reset();
+  auto lc2 = OpenOk(Config(c));
+  ASSERT_TRUE(lc2);
+  EXPECT_EQ(lc2->sealed_end(), acked);
+  EXPECT_EQ(ReadAll(*lc2, 0, acked), Bytes(0, acked));
+  // Allowed: kill -9 can stop a node between the writes of one record; its
+  // recovery cuts that unacknowledged torn tail (storage layer, logged).
+  EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
+}
+
+TEST(Cluster, TwoOfThreeDownStopsAcksWithReasonThenResumes) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto lc = OpenOk(Config(c));
+  ASSERT_TRUE(lc);
+  AppendBlocks(*lc, 4);
+  ASSERT_TRUE(lc->WaitDurable(lc->stream_end(), milliseconds(5000)).ok());
+  c.Kill(1);
+  c.Kill(2);
+  AppendBlocks(*lc, 4);
+  const auto target = lc->stream_end();
+  auto s = lc->WaitDurable(target, milliseconds(1500));
+  ASSERT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("2 of 3 nodes unreachable"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("node2"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("node3"), std::string::npos) << s.message();
+  EXPECT_NE(lc->status().reason.find("connection refused"), std::string::npos) << lc->status().reason;
+  EXPECT_LT(lc->durable_lsn(), target);
+  ASSERT_TRUE(c.Start(1));
+  ASSERT_TRUE(lc->WaitDurable(target, milliseconds(10000)).ok()) << lc->status().reason;
+  AppendBlocks(*lc, 4);
+  ASSERT_TRUE(lc->WaitDurable(lc->stream_end(), milliseconds(5000)).ok());
+  EXPECT_EQ(ReadAll(*lc, 0, lc->stream_end()), Bytes(0, lc->stream_end()));
+  // Allowed: kill -9 can stop a node between the writes of one record; its
+  // recovery cuts that unacknowledged torn tail (storage layer, logged).
+  EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
+}
+
+TEST(Cluster, StaleWriterIsFencedAfterTakeover) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto a = OpenOk(Config(c));
+  ASSERT_TRUE(a);
+  AppendBlocks(*a, 4);
+  ASSERT_TRUE(a->WaitDurable(2048, milliseconds(5000)).ok());
+  auto cfg_b = Config(c);
+  cfg_b.seed = Seed() + 1;
+  auto b = OpenOk(cfg_b);
+  ASSERT_TRUE(b);
+  EXPECT_GT(b->epoch(), a->epoch());
+  EXPECT_EQ(b->sealed_end(), 2048u);
+  // The old writer keeps writing: nothing of it may become durable.
+  (void)a->Append(2048, Bytes(2048, 512));
+  auto s = a->WaitDurable(2560, milliseconds(3000));
+  EXPECT_EQ(s.code(), Code::kFenced) << s.ToString();
+  EXPECT_EQ(a->Append(a->stream_end(), Bytes(0, 512)).code(), Code::kFenced);
+  EXPECT_EQ(a->WriteCheckpoint(100, "x").code(), Code::kFenced);
+  EXPECT_TRUE(a->status().fenced);
+  // The new writer's stream is intact and continues at the sealed end.
+  ASSERT_TRUE(b->Append(2048, std::string(512, 'B')).ok());
+  ASSERT_TRUE(b->WaitDurable(2560, milliseconds(5000)).ok());
+  EXPECT_EQ(ReadAll(*b, 2048, 2560), std::string(512, 'B'));
+  EXPECT_EQ(c.UnexpectedLogLines({}), "");
+}
+
+TEST(Cluster, RecoveryAfterWriterDiesTruncatesBeyondDurableEndOnAllNodes) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  std::uint64_t acked;
+  {
+    auto a = OpenOk(Config(c));
+    ASSERT_TRUE(a);
+    AppendBlocks(*a, 16);
+    ASSERT_TRUE(a->WaitDurable(a->stream_end(), milliseconds(5000)).ok());
+    acked = a->stream_end();
+    // Only node1 hears the rest of the stream: never acknowledged.
+    c.Kill(1);
+    c.Kill(2);
+    AppendBlocks(*a, 16);
+    ASSERT_TRUE(WaitNodeDurable(*a, 0, a->stream_end(), milliseconds(5000)));
+    EXPECT_EQ(a->durable_lsn(), acked);
+  }  // writer dies mid-stream
+  c.Kill(0);
+  ASSERT_TRUE(c.Start(1));
+  ASSERT_TRUE(c.Start(2));
+  auto b = OpenOk(Config(c));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->sealed_end(), acked);
+  // node1 comes back holding 16 unacknowledged blocks: the seal cuts them.
+  ASSERT_TRUE(c.Start(0));
+  ASSERT_TRUE(WaitNodeDurable(*b, 0, acked, milliseconds(10000))) << b->status().reason;
+  EXPECT_NE(c.Log(0).find("cut=" + std::to_string(acked) + " had_complete=" + std::to_string(acked + 16 * 512)),
+            std::string::npos)
+      << c.Log(0);
+  ASSERT_TRUE(b->Append(acked, std::string(512, 'N')).ok());
+  ASSERT_TRUE(b->WaitDurable(acked + 512, milliseconds(5000)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(WaitNodeDurable(*b, i, acked + 512, milliseconds(10000)));
+  std::string out;
+  EXPECT_EQ(RunCtl(c, &out), 0) << out;
+  for (int i = 0; i < 3; ++i) {
+    const std::string want = "durable_lsn=" + std::to_string(acked + 512) +
+                             " complete_lsn=" + std::to_string(acked + 512) +
+                             " highest_lsn=" + std::to_string(acked + 512);
+    std::size_t pos = 0, hits = 0;
+    while ((pos = out.find(want, pos)) != std::string::npos) ++hits, ++pos;
+    EXPECT_EQ(hits, 3u) << out;
+  }
+  // Reading through node1 alone returns the new writer's bytes.
+  c.Kill(1);
+  EXPECT_EQ(ReadAll(*b, acked, acked + 512), std::string(512, 'N'));
+  // Allowed: kill -9 can stop a node between the writes of one record; its
+  // recovery cuts that unacknowledged torn tail (storage layer, logged).
+  EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
+}
+
+#ifdef STRATA_LOGSERVICE_WITH_GRPC
+TEST(Admin, GrpcStatusThroughLogservicectl) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto lc = OpenOk(Config(c));
+  ASSERT_TRUE(lc);
+  AppendBlocks(*lc, 8);
+  ASSERT_TRUE(lc->WaitDurable(8 * 512, milliseconds(5000)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(WaitNodeDurable(*lc, i, 8 * 512, milliseconds(5000)));
+  std::string admins;
+  for (int i = 0; i < 3; ++i) admins += (i ? "," : "") + c.admin_address(i);
+  const std::string cmd = std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(WEXITSTATUS(pclose(p)), 0) << out;
+  for (const char* node : {"node=n1", "node=n2", "node=n3"}) EXPECT_NE(out.find(node), std::string::npos) << out;
+  std::size_t pos = 0, hits = 0;
+  while ((pos = out.find("durable_lsn=4096", pos)) != std::string::npos) ++hits, ++pos;
+  EXPECT_EQ(hits, 3u) << out;
+  EXPECT_NE(out.find("fdatasyncs="), std::string::npos) << out;
+}
+#endif
+
+TEST(Cluster, WrongSecretIsRefused) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto cfg = Config(c);
+  cfg.secret = "not-the-secret";
+  cfg.open_timeout = milliseconds(2000);
+  auto lc = LogClient::Open(cfg);
+  ASSERT_FALSE(lc.ok());
+  EXPECT_EQ(lc.status().code(), Code::kAuthFailed) << lc.status().ToString();
+  EXPECT_NE(lc.status().message().find("authentication"), std::string::npos) << lc.status().message();
+  // The node logged the refusal (one structured line; it may land just
+  // after the client saw the refusal) and stored nothing.
+  for (int i = 0; i < 100 && c.Log(0).find("event=transport") == std::string::npos; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_NE(c.Log(0).find("event=transport"), std::string::npos) << c.Log(0);
+  EXPECT_EQ(c.Log(0).find("event=promise"), std::string::npos) << c.Log(0);
+  // Allowed: the test presents a wrong secret.
+  EXPECT_EQ(c.UnexpectedLogLines({"AuthFailed: authentication failed"}), "");
+}
+
+}  // namespace
+}  // namespace strata::logservice

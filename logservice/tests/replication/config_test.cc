@@ -1,0 +1,34 @@
+// logserviced configuration: file + flags, secret only from a file.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "config.h"
+
+namespace strata::logservice::server {
+namespace {
+
+TEST(Config, FileAndFlagsFlagsWin) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/s") << "s3cret\n";
+  std::ofstream(dir + "/c.conf") << "# node config\nnode_id = n7\nlisten = tcp://127.0.0.1:0\ndata_dir = /tmp/x\n"
+                                 << "peers = tcp://a:1, tcp://b:2\ncluster_id = prod\nsecret_file = " << dir << "/s\n";
+  auto c = ParseDaemonConfig({"--config=" + dir + "/c.conf", "--node_id=n8"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->node.node_id, "n8");
+  EXPECT_EQ(c->node.secret, "s3cret");
+  EXPECT_EQ(c->node.cluster_id, "prod");
+  ASSERT_EQ(c->node.peers.size(), 2u);
+  EXPECT_EQ(c->node.peers[1], "tcp://b:2");
+}
+
+TEST(Config, RejectsSecretOnTheCommandLineAndUnknownKeys) {
+  EXPECT_FALSE(ParseDaemonConfig({"--data_dir=/x", "--secret=abc"}).ok());
+  EXPECT_FALSE(ParseDaemonConfig({"--data_dir=/x", "--bogus=1"}).ok());
+  EXPECT_FALSE(ParseDaemonConfig({"--data_dir=/x"}).ok());  // no secret file
+  EXPECT_FALSE(ParseDaemonConfig({"positional"}).ok());
+}
+
+}  // namespace
+}  // namespace strata::logservice::server

@@ -1,0 +1,123 @@
+// Quorum rules (pure): frontier, source choice, tail choice, seal point.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "quorum.h"
+
+namespace strata::logservice::repl {
+namespace {
+
+TEST(Quorum, ReadQuorumIntersectsWriteQuorum) {
+  EXPECT_EQ(ReadQuorum(3, 2), 2u);
+  EXPECT_EQ(ReadQuorum(5, 3), 3u);
+  EXPECT_EQ(ReadQuorum(3, 3), 1u);
+}
+
+TEST(Quorum, FrontierIsWthHighestAmongSealedNodes) {
+  std::vector<NodeAck> n = {{true, 100}, {true, 300}, {true, 200}};
+  EXPECT_EQ(QuorumFrontier(n, 2, 0, 0), 200u);
+  EXPECT_EQ(QuorumFrontier(n, 3, 0, 0), 100u);
+  EXPECT_EQ(QuorumFrontier(n, 1, 0, 0), 300u);
+  n[2].sealed = false;  // an unsealed node's acks do not count
+  EXPECT_EQ(QuorumFrontier(n, 2, 0, 0), 100u);
+  n[0].sealed = false;
+  EXPECT_EQ(QuorumFrontier(n, 2, 0, 0), 0u);
+}
+
+TEST(Quorum, TailCountsOnlyAtTheStreamEndWithAQuorum) {
+  // Stream durable to 1024 on all; tail (1024, 1300) acked by one node only.
+  std::vector<NodeAck> n = {{true, 1024, 1024, 1300}, {true, 1024, 1024, 1100}, {true, 1024, 0, 0}};
+  EXPECT_EQ(QuorumFrontier(n, 2, 1024, 1300), 1100u);
+  n[2].tail_block = 1024;
+  n[2].tail_end = 1300;
+  EXPECT_EQ(QuorumFrontier(n, 2, 1024, 1300), 1300u);
+  // Acks above the writer's current tail are clamped to it.
+  EXPECT_EQ(QuorumFrontier(n, 2, 1024, 1200), 1200u);
+  // A tail beyond the quorum stream end does not count.
+  std::vector<NodeAck> m = {{true, 512, 1024, 1300}, {true, 512, 1024, 1300}, {true, 1024, 1024, 1300}};
+  EXPECT_EQ(QuorumFrontier(m, 2, 1024, 1300), 512u);
+  // A tail for another block does not count.
+  std::vector<NodeAck> k = {{true, 1024, 512, 1000}, {true, 1024, 512, 1000}, {true, 1024}};
+  EXPECT_EQ(QuorumFrontier(k, 2, 1024, 1300), 1024u);
+}
+
+TEST(Quorum, FrontierNeverExceedsWhatWNodesHold) {
+  std::mt19937_64 rng(7);
+  for (int it = 0; it < 2000; ++it) {
+    std::vector<NodeAck> n(3);
+    for (auto& a : n) { a.sealed = rng() % 4 != 0; a.durable = rng() % 5000; }
+    const std::size_t w = 1 + rng() % 3;
+    const Lsn f = QuorumFrontier(n, w, 0, 0);
+    std::size_t holding = 0;
+    for (auto& a : n) holding += a.sealed && a.durable >= f;
+    if (f > 0) {
+      EXPECT_GE(holding, w);
+    }
+  }
+}
+
+TEST(Quorum, StreamEpochIsTheNewestSealBelowTheEnd) {
+  const std::vector<SealEntry> h = {{1, 0}, {2, 500}, {3, 500}, {5, 800}};
+  EXPECT_EQ(StreamEpochAt(h, 0), 0u);
+  EXPECT_EQ(StreamEpochAt(h, 1), 1u);
+  EXPECT_EQ(StreamEpochAt(h, 500), 1u);  // sealed in epoch 2 but holds none of its bytes
+  EXPECT_EQ(StreamEpochAt(h, 501), 3u);
+  EXPECT_EQ(StreamEpochAt(h, 900), 5u);
+  EXPECT_EQ(StreamEpochAt({}, 900), 0u);
+}
+
+TEST(Quorum, SourceIsNewestStreamEpochThenLongest) {
+  std::vector<NodeState> s(3);
+  s[0].history = {{1, 0}};
+  s[0].durable = 1000;  // epoch 1's unacknowledged suffix
+  s[1].history = {{1, 0}, {2, 500}};
+  s[1].durable = 800;
+  s[2].history = {{1, 0}, {2, 500}};
+  s[2].durable = 600;
+  EXPECT_EQ(*ChooseSource(s), 1u);
+  EXPECT_FALSE(ChooseSource({}).has_value());
+}
+
+TEST(Quorum, ANodeSealedButNotFilledDoesNotWinRecovery) {
+  // Epoch 2 sealed node 1 at 1000 and died before it filled; node 0 holds
+  // epoch 1's acknowledged stream up to 1200.
+  std::vector<NodeState> s(2);
+  s[0].history = {{1, 0}};
+  s[0].durable = 1200;
+  s[1].history = {{1, 0}, {2, 1000}};
+  s[1].durable = 300;
+  EXPECT_EQ(*ChooseSource(s), 0u);
+}
+
+TEST(Quorum, TailChoiceNewestEpochThenLongestAtTheEndOfTheSameStream) {
+  const std::vector<SealEntry> h = {{1, 0}, {2, 512}};
+  std::vector<NodeState> s(4);
+  s[0].tail = TailImage{1, 1024, 1400, std::string(512, 'a')};  // epoch 1 wrote past epoch 2's seal: other stream
+  s[1].tail = TailImage{2, 1024, 1100, std::string(512, 'b')};
+  s[2].tail = TailImage{2, 512, 900, std::string(512, 'c')};    // not at the end
+  s[3].tail = TailImage{3, 1024, 1500, std::string(512, 'd')};  // epoch 3 is not in this stream
+  EXPECT_EQ(ChooseTail(s, h, 1024).image[0], 'b');
+  EXPECT_FALSE(ChooseTail(s, h, 2048).valid());
+  // Epoch 1's tail at 512 is still the stream's own (epoch 2 sealed at 512).
+  s[2].tail = TailImage{1, 512, 600, std::string(512, 'e')};
+  EXPECT_EQ(ChooseTail(s, h, 512).image[0], 'e');
+}
+
+TEST(Quorum, SealPointCutsWhereTheHistoriesDiverge) {
+  const std::vector<SealEntry> h3 = {{1, 0}, {2, 500}, {3, 800}};
+  // A node that saw epochs 1 and 2: its bytes past 800 are epoch 2's suffix.
+  EXPECT_EQ(SealPoint({{1, 0}, {2, 500}}, 1000, h3), 800u);
+  // A node of epoch 1 only: its bytes past 500 are epoch 1's unacknowledged suffix.
+  EXPECT_EQ(SealPoint({{1, 0}}, 1000, h3), 500u);
+  EXPECT_EQ(SealPoint({{1, 0}}, 300, h3), 300u);  // lagging: nothing to cut
+  EXPECT_EQ(SealPoint({}, 50, h3), 0u);
+  // A node sealed by an epoch (4) the new writer never heard of: cut at
+  // that epoch's seal, since its bytes past it are not in the new stream.
+  EXPECT_EQ(SealPoint({{1, 0}, {2, 500}, {4, 700}}, 1000, {{1, 0}, {2, 500}, {5, 900}}), 700u);
+  // The new writer's own seal always bounds the cut.
+  EXPECT_EQ(SealPoint({{1, 0}, {2, 500}}, 1000, {{1, 0}, {2, 500}, {3, 900}}), 900u);
+}
+
+}  // namespace
+}  // namespace strata::logservice::repl
