@@ -1,0 +1,457 @@
+"""Results: the CSV of every point, the markdown table, the PNG plots, machine facts.
+
+The CSV (points.csv) is the record: one row per measured point, appended
+as soon as the point ends, so an interrupted run keeps what it measured.
+Everything else (results.md, the plots, a --report page) is derived from
+the CSV plus run.json, and `strata-bench report DIR` rebuilds it.
+
+Figures are copied from sysbench's final report unchanged (QPS and TPS as
+printed; p99 as printed; p95 from the printed histogram, see sysbench.py).
+Ratios are QPS of a target over QPS of the first target (the baseline).
+"""
+import csv
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+
+@dataclass
+class PointResult:
+    seq: int
+    dataset: str          # "full (250x25,000)"...
+    tables: int
+    rows: int
+    scenario: str
+    threads: int
+    target: str
+    status: str           # ok | failed | interrupted
+    started: str = ""
+    seconds: int = 0
+    warmup: int = 0
+    tps: float | None = None
+    qps: float | None = None
+    reads: int | None = None
+    writes: int | None = None
+    other: int | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    avg_ms: float | None = None
+    max_ms: float | None = None
+    ignored_errors: int | None = None
+    reconnects: int | None = None
+    purge_backlog: int | None = None   # InnoDB history list length when the point started
+    exit_code: int | None = None
+    error: str = ""
+    log: str = ""
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def row(self) -> dict:
+        return {k: ("" if v is None else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_row(cls, row: dict) -> "PointResult":
+        kw = {}
+        for f in fields(cls):
+            raw = row.get(f.name, "")
+            if f.type in ("int", int):
+                kw[f.name] = int(raw or 0)
+            elif f.type in ("str", str):
+                kw[f.name] = raw
+            elif "float" in str(f.type):
+                kw[f.name] = float(raw) if raw not in ("", None) else None
+            elif "int" in str(f.type):
+                kw[f.name] = int(float(raw)) if raw not in ("", None) else None
+            else:
+                kw[f.name] = raw
+        return cls(**kw)
+
+
+class CsvLog:
+    """Appends one row per point and flushes it at once."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        new = not path.exists() or path.stat().st_size == 0
+        self._f = open(path, "a", newline="")
+        self._w = csv.DictWriter(self._f, fieldnames=PointResult.columns())
+        if new:
+            self._w.writeheader()
+            self._f.flush()
+
+    def add(self, result: PointResult) -> None:
+        self._w.writerow(result.row())
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_csv(path: Path) -> list[PointResult]:
+    with open(path, newline="") as f:
+        return [PointResult.from_row(r) for r in csv.DictReader(f)]
+
+
+# ---------------------------------------------------------------- the table
+
+def _fmt_qps(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def _fmt_ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def _key(r: PointResult) -> tuple:
+    return (r.dataset, r.scenario, r.threads)
+
+
+def grouped(results: list[PointResult]) -> tuple[list[str], "OrderedDict[tuple, dict[str, list[PointResult]]]"]:
+    """Targets in first-seen order; points in first-seen order, each with its rows per target."""
+    targets: list[str] = []
+    groups: OrderedDict = OrderedDict()
+    for r in sorted(results, key=lambda r: r.seq):
+        if r.target not in targets:
+            targets.append(r.target)
+        groups.setdefault(_key(r), {}).setdefault(r.target, []).append(r)
+    return targets, groups
+
+
+def summary(rows: list[PointResult]) -> PointResult | None:
+    """One row per (point, target); with several rounds, the run with the median QPS."""
+    ok = [r for r in rows if r.status == "ok" and r.qps is not None]
+    if not ok:
+        return rows[-1] if rows else None
+    ok.sort(key=lambda r: r.qps)
+    return ok[len(ok) // 2]
+
+
+def markdown_table(results: list[PointResult]) -> str:
+    targets, groups = grouped(results)
+    if not targets:
+        return "(no points measured)\n"
+    base = targets[0]
+    head = ["scenario", "dataset", "threads"]
+    head += [f"{t} QPS" for t in targets]
+    head += [f"{t} / {base}" for t in targets[1:]]
+    head += [f"{t} TPS" for t in targets]
+    head += [f"{t} p95 ms" for t in targets]
+    head += [f"{t} p99 ms" for t in targets]
+    head += ["errors"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 4) + ["---"]) + "|"]
+    for (ds, sc, thr), per_target in groups.items():
+        best = {t: summary(per_target.get(t, [])) for t in targets}
+
+        def cell(t, attr, fmt):
+            r = best[t]
+            if r is None:
+                return "-"
+            if r.status != "ok":
+                return r.status
+            return fmt(getattr(r, attr))
+        row = [sc, ds, str(thr)]
+        row += [cell(t, "qps", _fmt_qps) for t in targets]
+        for t in targets[1:]:
+            q = _ratio(best[t].qps if best[t] and best[t].status == "ok" else None,
+                       best[base].qps if best[base] and best[base].status == "ok" else None)
+            row.append("-" if q is None else f"{q:.2f}x")
+        row += [cell(t, "tps", _fmt_qps) for t in targets]
+        row += [cell(t, "p95_ms", _fmt_ms) for t in targets]
+        row += [cell(t, "p99_ms", _fmt_ms) for t in targets]
+        errs = []
+        for t in targets:
+            r = best[t]
+            if r is None or r.status != "ok":
+                continue
+            if (r.ignored_errors or 0) or (r.reconnects or 0):
+                errs.append(f"{t}: {r.ignored_errors or 0} ignored, {r.reconnects or 0} reconnects")
+        failed = [f"{t}: {best[t].error}" for t in targets if best[t] and best[t].status == "failed" and best[t].error]
+        row.append("; ".join(errs + failed) or "0")
+        lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def text_table(results: list[PointResult]) -> str:
+    """A compact table for the terminal: QPS, ratio and p95 per target."""
+    targets, groups = grouped(results)
+    if not targets:
+        return "(no points measured)"
+    base = targets[0]
+    head = ["scenario", "dataset", "thr"] + [f"{t} qps" for t in targets] \
+        + [f"/{base}" for _ in targets[1:]] + [f"{t} p95" for t in targets] + ["errors"]
+    body = []
+    for (ds, sc, thr), per_target in groups.items():
+        best = {t: summary(per_target.get(t, [])) for t in targets}
+        ok = {t: best[t] if best[t] and best[t].status == "ok" else None for t in targets}
+        row = [sc, ds.split(" ")[0], str(thr)]
+        row += [_fmt_qps(ok[t].qps) if ok[t] else (best[t].status if best[t] else "-") for t in targets]
+        for t in targets[1:]:
+            q = _ratio(ok[t].qps if ok[t] else None, ok[base].qps if ok[base] else None)
+            row.append("-" if q is None else f"{q:.2f}x")
+        row += [_fmt_ms(ok[t].p95_ms) if ok[t] else "-" for t in targets]
+        row.append(str(sum((ok[t].ignored_errors or 0) + (ok[t].reconnects or 0) for t in targets if ok[t])))
+        body.append(row)
+    widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+    out = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
+    for r in body:
+        out.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- plots
+
+def plot(results: list[PointResult], out_dir: Path, prefix: str = "") -> list[Path]:
+    """One PNG per dataset. Scenarios with several concurrencies: QPS and p95 vs
+    threads (log2 axis), one line per target. A dataset whose scenarios each have
+    a single concurrency (the whitepaper): grouped bars per scenario instead."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise PlotUnavailable(f"matplotlib is missing ({e}); apt-get install python3-matplotlib") from None
+    targets, groups = grouped(results)
+    by_ds: OrderedDict = OrderedDict()
+    for (ds, sc, thr), per_target in groups.items():
+        by_ds.setdefault(ds, OrderedDict()).setdefault(sc, []).append((thr, per_target))
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
+    written = []
+    for ds, scenarios in by_ds.items():
+        single = all(len(v) == 1 for v in scenarios.values())
+        if single:
+            fig = _bars(plt, ds, scenarios, targets, colors)
+        else:
+            fig = _lines(plt, ds, scenarios, targets, colors)
+        slug = re.sub(r"[^a-z0-9]+", "-", ds.lower()).strip("-")
+        path = out_dir / f"{prefix}plot-{slug}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+class PlotUnavailable(RuntimeError):
+    pass
+
+
+def _ok(per_target: dict, t: str) -> PointResult | None:
+    r = summary(per_target.get(t, []))
+    return r if r and r.status == "ok" else None
+
+
+def _lines(plt, ds, scenarios, targets, colors):
+    n = len(scenarios)
+    fig, axes = plt.subplots(n, 2, figsize=(11, 3.3 * n + 1.0), squeeze=False)
+    fig.suptitle(f"sysbench, dataset {ds}", fontsize=13)
+    for row, (sc, points) in enumerate(scenarios.items()):
+        points = sorted(points, key=lambda p: p[0])
+        threads = [p[0] for p in points]
+        tops = [0.0, 0.0]
+        for i, t in enumerate(targets):
+            xs, qps, p95 = [], [], []
+            for thr, per_target in points:
+                r = _ok(per_target, t)
+                if r:
+                    xs.append(thr)
+                    qps.append(r.qps)
+                    p95.append(r.p95_ms)
+            style = dict(color=colors[i % len(colors)], marker="o", linewidth=2, label=t)
+            tops[0] = max([tops[0]] + qps)
+            tops[1] = max([tops[1]] + [p for p in p95 if p is not None])
+            axes[row][0].plot(xs, qps, **style)
+            axes[row][1].plot([x for x, p in zip(xs, p95) if p is not None],
+                              [p for p in p95 if p is not None], **style)
+        for col, (title, ylabel) in enumerate([(f"{sc}: throughput", "queries per second"),
+                                               (f"{sc}: 95th percentile latency", "p95 latency (ms)")]):
+            ax = axes[row][col]
+            ax.set_title(title, fontsize=11)
+            ax.set_xlabel("concurrency (sysbench threads)")
+            ax.set_ylabel(ylabel)
+            if len(threads) > 1 and max(threads) / max(1, min(threads)) >= 8:
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(threads)
+            ax.set_xticklabels([str(t) for t in threads])
+            ax.set_ylim(0, (tops[col] or 1) * 1.12)
+            ax.grid(True, alpha=0.3)
+            if col == 0:
+                ax.yaxis.set_major_formatter(_thousands())
+    # One legend for the figure, under the title, so it never hides a point.
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    top = 1 - 0.9 / fig.get_figheight()
+    fig.legend(handles, labels, loc="upper center", ncol=len(targets), fontsize=10,
+               bbox_to_anchor=(0.5, top + 0.02 / fig.get_figheight() * 10), frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, top - 0.01))
+    return fig
+
+
+def _bars(plt, ds, scenarios, targets, colors):
+    """Small multiples: a column per scenario (each with its own scale), QPS on top, p95 below."""
+    names = list(scenarios)
+    n = len(names)
+    fig, axes = plt.subplots(2, n, figsize=(max(6.0, 2.5 * n), 6.6), squeeze=False)
+    fig.suptitle(f"sysbench, dataset {ds}", fontsize=13)
+    for col, sc in enumerate(names):
+        thr, per_target = scenarios[sc][0]
+        rows = [_ok(per_target, t) for t in targets]
+        for row, (attr, ylabel) in enumerate([("qps", "queries per second"), ("p95_ms", "p95 latency (ms)")]):
+            ax = axes[row][col]
+            vals = [getattr(r, attr) if r and getattr(r, attr) is not None else 0 for r in rows]
+            bars = ax.bar(range(len(targets)), vals, 0.7, color=[colors[i % len(colors)] for i in range(len(targets))])
+            top = max(vals) if any(vals) else 1
+            ax.set_ylim(0, top * 1.25)
+            for i, (b, v) in enumerate(zip(bars, vals)):
+                base = getattr(rows[0], attr) if rows[0] else None
+                text = _fmt_qps(v) if attr == "qps" else f"{v:.1f}"
+                if i > 0 and base:
+                    text += f"\n{v / base:.2f}x"
+                ax.annotate(text, (b.get_x() + b.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+            ax.set_xticks([])
+            ax.grid(True, axis="y", alpha=0.3)
+            if attr == "qps":
+                ax.set_title(f"{sc}\n{thr} threads", fontsize=10)
+                ax.yaxis.set_major_formatter(_thousands())
+            if col == 0:
+                ax.set_ylabel(ylabel)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[i % len(colors)]) for i in range(len(targets))]
+    fig.legend(handles, targets, loc="lower center", ncol=len(targets), fontsize=9)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    return fig
+
+
+def _thousands():
+    from matplotlib.ticker import FuncFormatter
+    return FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}")
+
+
+# ---------------------------------------------------------------- machine facts
+
+def machine_facts(read=lambda p: Path(p).read_text(), run=None) -> dict[str, str]:
+    """CPU, memory, kernel and disk of this machine, from /proc and standard tools."""
+    run = run or _run
+    facts: dict[str, str] = {}
+    try:
+        cpuinfo = read("/proc/cpuinfo")
+        models = re.findall(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
+        facts["cpu"] = f"{len(models)} x {models[0].strip()}" if models else "unknown"
+    except OSError:
+        facts["cpu"] = "unknown"
+    mem = re.search(r"^Mem:\s+(\d+)", run(["free", "-b"]), re.M)
+    facts["memory"] = f"{int(mem.group(1)) / (1 << 30):.1f} GiB" if mem else "unknown"
+    facts["kernel"] = run(["uname", "-srvm"]).strip() or platform.platform()
+    os_release = ""
+    try:
+        os_release = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read("/etc/os-release"), re.M)).get("PRETTY_NAME", "")
+    except OSError:
+        pass
+    facts["os"] = os_release or "unknown"
+    facts["sysbench"] = (run(["sysbench", "--version"]).strip() or "unknown")
+    return facts
+
+
+def _run(argv: list[str]) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+# ---------------------------------------------------------------- the page
+
+def results_markdown(results: list[PointResult], meta: dict, plots: list[Path], page_dir: Path) -> str:
+    """results.md / a --report page: command, machine, settings, datasets, table, plots."""
+    lines = [f"# {meta.get('title', 'sysbench results')}", ""]
+    if meta.get("date"):
+        lines += [f"Run on {meta['date']}" + (f"; {meta['duration']} wall time." if meta.get("duration") else "."), ""]
+    if meta.get("command"):
+        lines += ["Command:", "", "```sh", meta["command"], "```", ""]
+    machine = [f"- {k}: {v}" for k, v in meta.get("machine", {}).items()]
+    machine += [f"- server `{t}`: {v}" for t, v in meta.get("servers", {}).items()]
+    if meta.get("git"):
+        machine.append(f"- source: {meta['git']}")
+    if machine:
+        lines += ["## Machine", ""] + machine + [""]
+    setup = [f"- {line}" for line in meta.get("setup", [])]
+    if meta.get("server_options"):
+        setup += ["- server settings of every target (my.cnf, besides paths and the port):", "", "```ini"]
+        setup += [k if v is None else f"{k} = {v}" for k, v in meta["server_options"].items()]
+        setup += ["```"]
+    for t, ov in meta.get("overrides", {}).items():
+        if ov:
+            setup.append(f"- `{t}` also sets: " + ", ".join(f"`{k}={v}`" if v is not None else f"`{k}`"
+                                                            for k, v in ov))
+    if setup:
+        lines += ["## Setup", ""] + setup
+    if meta.get("datasets"):
+        lines += ["", "## Datasets", ""]
+        lines += [f"- {d}" for d in meta["datasets"]]
+    if meta.get("scenarios"):
+        lines += ["", "## Scenarios", "", "| scenario | sysbench | what |", "|---|---|---|"]
+        for name, (cmd, what) in meta["scenarios"].items():
+            lines.append(f"| {name} | `{cmd}` | {what} |")
+    lines += ["", "## Results", "",
+              "QPS and TPS as sysbench printed them for the measured interval (after the warm-up); "
+              "p99 as printed (`--percentile=99`), p95 from the latency histogram of the same run. "
+              f"Ratios: QPS over the first target (`{meta.get('baseline') or (grouped(results)[0] or ['?'])[0]}`). "
+              "errors: sysbench's ignored errors and reconnects.", ""]
+    lines.append(markdown_table(results))
+    for p in plots:
+        rel = os.path.relpath(p, page_dir)
+        lines += [f"![{p.stem}]({rel})", ""]
+    notes = meta.get("notes", [])
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    if meta.get("raw"):
+        lines += [f"Raw sysbench output of every point: `{meta['raw']}`.", ""]
+    return "\n".join(lines)
+
+
+def write_page(results: list[PointResult], meta: dict, out_dir: Path, page: Path | None) -> tuple[Path, list[Path], str | None]:
+    """results.md and plots in out_dir; with `page`, also a copy of both next to it."""
+    warning = None
+    try:
+        plots = plot(results, out_dir)
+    except PlotUnavailable as e:
+        plots, warning = [], str(e)
+    md = out_dir / "results.md"
+    md.write_text(results_markdown(results, meta, plots, out_dir))
+    if page:
+        page.parent.mkdir(parents=True, exist_ok=True)
+        copies = []
+        for p in plots:
+            dest = page.parent / f"{page.stem}-{p.name}"
+            shutil.copyfile(p, dest)
+            copies.append(dest)
+        page.write_text(results_markdown(results, meta, copies, page.parent))
+    return md, plots, warning
+
+
+def save_meta(path: Path, meta: dict) -> None:
+    path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+
+
+def load_meta(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
