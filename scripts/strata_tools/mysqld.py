@@ -118,6 +118,8 @@ class MysqldInstance:
                               f"choose another with --port")
         self.write_config()
         self.initialize()
+        # Only this start's lines count: an earlier "ready for connections" must not.
+        self._log_offset = self.error_log.stat().st_size if self.error_log.exists() else 0
         proc = procs.spawn([str(self.mysqld()), f"--defaults-file={self.config}"], self.home / "mysqld.out")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -135,7 +137,9 @@ class MysqldInstance:
         if not ports.answers(self.port):
             return False
         try:
-            return "ready for connections" in self.error_log.read_text(errors="replace")
+            with open(self.error_log, "rb") as log:
+                log.seek(getattr(self, "_log_offset", 0))
+                return b"ready for connections" in log.read()
         except OSError:
             return False
 
