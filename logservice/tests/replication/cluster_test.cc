@@ -48,13 +48,7 @@ ClusterConfig Config(const LocalCluster& c, client::OpenMode mode = client::Open
   return cfg;
 }
 
-// Deterministic redo bytes: the byte at LSN x.
-char ByteAt(std::uint64_t x) { return static_cast<char>((x * 2654435761u) >> 13); }
-std::string Bytes(std::uint64_t from, std::size_t n) {
-  std::string s(n, 0);
-  for (std::size_t i = 0; i < n; ++i) s[i] = ByteAt(from + i);
-  return s;
-}
+std::string Bytes(std::uint64_t from, std::size_t n) { return testing::RedoBytes(from, n); }
 
 std::unique_ptr<LogClient> OpenOk(const ClusterConfig& cfg) {
   auto c = LogClient::Open(cfg);

@@ -49,12 +49,7 @@ client::ClusterConfig Config(const LocalCluster& c) {
   return cfg;
 }
 
-char ByteAt(std::uint64_t x) { return static_cast<char>((x * 2654435761u) >> 13); }
-std::string Bytes(std::uint64_t from, std::size_t n) {
-  std::string s(n, 0);
-  for (std::size_t i = 0; i < n; ++i) s[i] = ByteAt(from + i);
-  return s;
-}
+std::string Bytes(std::uint64_t from, std::size_t n) { return testing::RedoBytes(from, n); }
 std::string ReadAll(LogClient& lc, std::uint64_t from, std::uint64_t to) {
   std::string out;
   while (from + out.size() < to) {

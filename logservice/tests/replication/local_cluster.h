@@ -5,6 +5,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,5 +48,15 @@ class LocalCluster {
   std::vector<int> ports_;
   std::vector<int> admin_ports_;
 };
+
+
+// Deterministic redo bytes shared by the replication tests: the byte at LSN x,
+// so any range read back can be compared with what was written there.
+inline char RedoByteAt(std::uint64_t x) { return static_cast<char>((x * 2654435761u) >> 13); }
+inline std::string RedoBytes(std::uint64_t from, std::size_t n) {
+  std::string s(n, 0);
+  for (std::size_t i = 0; i < n; ++i) s[i] = RedoByteAt(from + i);
+  return s;
+}
 
 }  // namespace strata::logservice::testing
