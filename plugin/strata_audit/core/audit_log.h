@@ -1,0 +1,138 @@
+// The audit log sink: formats records, orders them, buffers and writes them.
+//
+// Threads and hand-offs:
+// - Session threads call append(). Under mu_ a record gets its id, its
+//   timestamp (never going backwards) and is formatted into one scratch
+//   string; so ids and timestamps increase in file order and two records can
+//   never interleave.
+// - ASYNCHRONOUS / PERFORMANCE: the record is copied into the RingBuffer and
+//   the writer thread is woken if it sleeps. When the buffer is full,
+//   ASYNCHRONOUS waits for space (Audit_log_write_waits), PERFORMANCE drops
+//   the record (Audit_log_events_lost). The writer takes everything pending,
+//   writes it with one writev outside mu_ (under file_mu_), then frees it.
+// - SEMISYNCHRONOUS / SYNCHRONOUS: the session writes its record itself
+//   under mu_ then file_mu_; SYNCHRONOUS also fdatasyncs each record.
+// - Lock order: mu_ before file_mu_. reopen() and rotation take file_mu_.
+// Failure handling: a failed write (full disk, I/O error) drops the records
+// it carried (counted as lost and in Audit_log_write_errors), is reported
+// once to the error log, and the next write tries again; recovery is
+// reported too. The writer never retries in a loop, so in the
+// non-synchronous strategies a full disk never blocks sessions.
+// Durability: records are in the kernel once written; SYNCHRONOUS also
+// makes each durable before append() returns. stop() drains the buffer.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "format.h"
+#include "fs.h"
+#include "log_file.h"
+#include "record.h"
+#include "ring_buffer.h"
+
+namespace strata_audit {
+
+enum class Strategy : uint8_t {
+  kAsynchronous,
+  kPerformance,
+  kSemisynchronous,
+  kSynchronous
+};
+
+std::optional<Strategy> parse_strategy(std::string_view name);
+
+struct Options {
+  std::string path;
+  Format format = Format::kJson;
+  Strategy strategy = Strategy::kAsynchronous;
+  size_t buffer_size = 1 << 20;
+  uint64_t server_id = 0;
+  uint64_t rotate_on_size = 0;  // 0: never rotate
+  unsigned rotations = 0;       // rotated files kept; 0: all
+  Fs *fs = nullptr;                       // nullptr: posix_fs()
+  std::function<int64_t()> clock_us;      // nullptr: system clock
+  // Error log sink: (is_error, message). Called without locks held by
+  // sessions, possibly from the writer thread.
+  std::function<void(bool, const std::string &)> log;
+};
+
+struct Stats {
+  std::atomic<uint64_t> events_written{0};
+  std::atomic<uint64_t> events_lost{0};
+  std::atomic<uint64_t> total_size{0};    // bytes written since start
+  std::atomic<uint64_t> current_size{0};  // size of the current file
+  std::atomic<uint64_t> write_waits{0};
+  std::atomic<uint64_t> write_errors{0};
+  std::atomic<uint64_t> rotations_done{0};
+};
+
+class AuditLog {
+ public:
+  explicit AuditLog(Options opts);
+  ~AuditLog();
+  AuditLog(const AuditLog &) = delete;
+  AuditLog &operator=(const AuditLog &) = delete;
+
+  // Opens the file (removing a torn tail left by a crash), continues the
+  // record ids found in it, and starts the writer. Error: errno, *error set.
+  [[nodiscard]] int start(std::string *error);
+  // Drains the buffer, stops the writer, syncs and closes the file.
+  void stop();
+
+  void append(const Record &r);
+
+  // Closes and reopens the file (external rotation). Returns errno.
+  int reopen();
+  void set_rotation(uint64_t rotate_on_size, unsigned rotations);
+  // Waits until everything appended so far has been handed to the kernel.
+  void flush_buffer();
+
+  const Stats &stats() const { return stats_; }
+  uint64_t last_record_id() const;
+
+ private:
+  void writer_main();
+  // Writes the given spans as n records; file_mu_ must be held.
+  void write_locked(std::string_view a, std::string_view b, uint64_t n,
+                    bool sync);
+  void report(bool error, const std::string &msg);
+
+  Options opts_;
+  Stats stats_;
+
+  mutable std::mutex mu_;  // guards everything below up to file_mu_
+  std::condition_variable cv_data_;   // writer waits for data
+  std::condition_variable cv_space_;  // producers wait for space / drain
+  RingBuffer ring_;
+  uint64_t pending_records_ = 0;
+  uint64_t next_id_ = 1;
+  int64_t last_time_us_ = 0;
+  std::string scratch_;
+  std::string log_start_;
+  bool writer_sleeping_ = false;
+  bool writer_busy_ = false;
+  bool stop_ = false;
+  bool running_ = false;
+
+  std::mutex file_mu_;  // guards file_, io_error_, rotation settings
+  LogFile file_;
+  bool io_error_ = false;
+  uint64_t errors_in_episode_ = 0;
+  uint64_t rotate_on_size_;
+  unsigned rotations_;
+
+  std::thread writer_;
+};
+
+// The record id at the start of a line written by any of our formats
+// ("record":"N_..., RECORD="N_..., "Name","N_...), or 0 if none.
+uint64_t parse_record_id(std::string_view line);
+
+}  // namespace strata_audit

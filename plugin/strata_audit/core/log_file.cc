@@ -1,0 +1,167 @@
+#include "log_file.h"
+
+#include <cerrno>
+#include <vector>
+
+namespace strata_audit {
+
+int LogFile::open(uint64_t *torn, std::string *what) {
+  *torn = 0;
+  if (fd_ >= 0) return 0;
+  int err = fs_->open_append(path_, &fd_);
+  if (err) {
+    *what = "open " + path_;
+    fd_ = -1;
+    return err;
+  }
+  err = fs_->file_size(fd_, &size_);
+  if (err) {
+    *what = "stat " + path_;
+    close();
+    return err;
+  }
+  rollback_pending_ = false;
+  return repair_tail(torn, what);
+}
+
+int LogFile::repair_tail(uint64_t *removed, std::string *what) {
+  *removed = 0;
+  if (size_ == 0) return 0;
+  char last;
+  size_t got = 0;
+  int err = fs_->pread(fd_, &last, 1, size_ - 1, &got);
+  if (err || got != 1) {
+    *what = "read " + path_;
+    return err ? err : EIO;
+  }
+  if (last == '\n') return 0;
+  // Find the last '\n' and cut everything after it.
+  std::vector<char> buf(64 * 1024);
+  uint64_t end = size_;
+  uint64_t keep = 0;
+  while (end > 0) {
+    const uint64_t start = end > buf.size() ? end - buf.size() : 0;
+    const size_t len = static_cast<size_t>(end - start);
+    err = fs_->pread(fd_, buf.data(), len, start, &got);
+    if (err || got != len) {
+      *what = "read " + path_;
+      return err ? err : EIO;
+    }
+    bool found = false;
+    for (size_t i = len; i > 0; --i) {
+      if (buf[i - 1] == '\n') {
+        keep = start + i;
+        found = true;
+        break;
+      }
+    }
+    if (found) break;
+    end = start;
+  }
+  err = fs_->truncate(fd_, keep);
+  if (err) {
+    *what = "truncate " + path_;
+    return err;
+  }
+  *removed = size_ - keep;
+  size_ = keep;
+  return 0;
+}
+
+int LogFile::append(const iovec *iov, int n, bool sync, std::string *what) {
+  if (fd_ < 0) {
+    *what = "write " + path_ + " (not open)";
+    return EBADF;
+  }
+  if (rollback_pending_) {
+    int err = fs_->truncate(fd_, size_);
+    if (err) {
+      *what = "truncate " + path_ + " after a failed write";
+      return err;
+    }
+    rollback_pending_ = false;
+  }
+  size_t written = 0;
+  int err = fs_->writev_all(fd_, iov, n, &written);
+  if (err) {
+    *what = "write " + path_;
+    if (written > 0) {
+      if (fs_->truncate(fd_, size_) != 0) rollback_pending_ = true;
+    }
+    return err;
+  }
+  size_ += written;
+  if (sync) {
+    err = fs_->fsync(fd_);
+    if (err) {
+      *what = "fdatasync " + path_;
+      return err;
+    }
+  }
+  return 0;
+}
+
+int LogFile::reopen(uint64_t *torn, std::string *what) {
+  close();
+  return open(torn, what);
+}
+
+std::string LogFile::last_line() {
+  if (fd_ < 0 || size_ == 0) return "";
+  const uint64_t len = size_ < 65536 ? size_ : 65536;
+  std::string buf(static_cast<size_t>(len), '\0');
+  size_t got = 0;
+  if (fs_->pread(fd_, buf.data(), buf.size(), size_ - len, &got) != 0 ||
+      got != buf.size())
+    return "";
+  if (!buf.empty() && buf.back() == '\n') buf.pop_back();
+  const size_t nl = buf.rfind('\n');
+  return nl == std::string::npos ? buf : buf.substr(nl + 1);
+}
+
+void LogFile::close() {
+  if (fd_ >= 0) fs_->close(fd_);
+  fd_ = -1;
+  size_ = 0;
+  rollback_pending_ = false;
+}
+
+int LogFile::rotate_if_needed(uint64_t limit, unsigned keep, bool *rotated,
+                              std::string *what) {
+  *rotated = false;
+  if (limit == 0 || size_ < limit || fd_ < 0) return 0;
+  // Highest existing index (keep == 0: all files are kept and shifted).
+  unsigned top = 0;
+  while (fs_->exists(rotated_name(top + 1))) ++top;
+  if (keep > 0) {
+    for (unsigned i = top; i >= keep && i > 0; --i) {
+      int err = fs_->unlink(rotated_name(i));
+      if (err && err != ENOENT) {
+        *what = "unlink " + rotated_name(i);
+        return err;
+      }
+    }
+    if (top >= keep) top = keep - 1;
+  }
+  for (unsigned i = top; i > 0; --i) {
+    int err = fs_->rename(rotated_name(i), rotated_name(i + 1));
+    if (err) {
+      *what = "rename " + rotated_name(i);
+      return err;
+    }
+  }
+  close();
+  int err = fs_->rename(path_, rotated_name(1));
+  if (err) {
+    *what = "rename " + path_;
+    uint64_t torn;
+    std::string ignored;
+    (void)open(&torn, &ignored);  // keep logging to the old file
+    return err;
+  }
+  *rotated = true;
+  uint64_t torn;
+  return open(&torn, what);
+}
+
+}  // namespace strata_audit

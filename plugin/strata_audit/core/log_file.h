@@ -1,0 +1,61 @@
+// The audit log file: append whole records, rotate by size, reopen.
+//
+// Crash and error model:
+// - Records reach the file only as whole records (the caller hands complete
+//   records). A write that fails half way (ENOSPC, EIO) is rolled back with
+//   ftruncate to the size before it; until that rollback succeeds no further
+//   append is attempted, so a partial record is never followed by others.
+// - A crash (kill -9, power loss) can still leave a partial last record.
+//   open() removes bytes after the last '\n' ("torn tail") and reports how
+//   many, so after a restart every line of the file is a complete record.
+// - New files are created with mode 0600 (owner only).
+// - Rotation renames path -> path.1 -> path.2 ...; keep = N keeps path.1 ..
+//   path.N and deletes older ones; keep = 0 keeps all of them.
+// Thread-safety: none; the owner (AuditLog) serialises all calls.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <string>
+
+#include "fs.h"
+
+namespace strata_audit {
+
+class LogFile {
+ public:
+  LogFile(Fs *fs, std::string path) : fs_(fs), path_(std::move(path)) {}
+  ~LogFile() { close(); }
+  LogFile(const LogFile &) = delete;
+  LogFile &operator=(const LogFile &) = delete;
+
+  // Errors below: errno value, and *what names the operation and path.
+  [[nodiscard]] int open(uint64_t *torn_bytes_removed, std::string *what);
+  [[nodiscard]] int append(const iovec *iov, int n, bool sync,
+                           std::string *what);
+  [[nodiscard]] int reopen(uint64_t *torn_bytes_removed, std::string *what);
+  [[nodiscard]] int rotate_if_needed(uint64_t limit, unsigned keep,
+                                     bool *rotated, std::string *what);
+  void close();
+  // The last complete line (without '\n'), at most 64 KiB; "" if none.
+  std::string last_line();
+
+  bool is_open() const { return fd_ >= 0; }
+  uint64_t size() const { return size_; }
+  const std::string &path() const { return path_; }
+  std::string rotated_name(unsigned i) const {
+    return path_ + "." + std::to_string(i);
+  }
+
+ private:
+  [[nodiscard]] int repair_tail(uint64_t *removed, std::string *what);
+
+  Fs *fs_;
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  bool rollback_pending_ = false;  // a failed append left bytes past size_
+};
+
+}  // namespace strata_audit

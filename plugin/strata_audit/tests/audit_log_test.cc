@@ -1,0 +1,231 @@
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "audit_log.h"
+#include "test_util.h"
+
+using namespace strata_audit;
+using namespace strata_audit::testing;
+
+namespace {
+
+Record query(std::string_view text) {
+  Record r;
+  r.kind = EventKind::kQuery;
+  r.command_class = "select";
+  r.query = text;
+  return r;
+}
+
+// "record_id":N of a JSON line, or -1.
+long long record_id(const std::string &line) {
+  const std::string key = "\"record_id\":";
+  size_t p = line.find(key);
+  if (p == std::string::npos) return -1;
+  return std::stoll(line.substr(p + key.size()));
+}
+
+bool looks_complete(const std::string &line) {
+  return line.rfind("{\"audit_record\":{", 0) == 0 && line.size() > 2 &&
+         line.substr(line.size() - 2) == "}}" &&
+         line.find("{\"audit_record\"", 1) == std::string::npos;
+}
+
+}  // namespace
+
+class AuditLogStrategies : public ::testing::TestWithParam<Strategy> {};
+
+TEST_P(AuditLogStrategies, ConcurrentWritersNeverInterleaveAndIdsIncrease) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  o.strategy = GetParam();
+  o.buffer_size = 4096;  // small: forces waits and wrap-around
+  o.server_id = 3;
+  constexpr int kThreads = 8;
+  // SYNCHRONOUS fsyncs every record: fewer of them keep the test fast.
+  const int per_thread = GetParam() == Strategy::kSynchronous ? 40 : 500;
+  const uint64_t total = kThreads * per_thread;
+  {
+    AuditLog log(o);
+    std::string err;
+    ASSERT_EQ(log.start(&err), 0) << err;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t) {
+      ts.emplace_back([&, t] {
+        std::string text = "select " + std::string(static_cast<size_t>(t * 37 + 1), 'a' + t);
+        for (int i = 0; i < per_thread; ++i) log.append(query(text));
+      });
+    }
+    for (auto &t : ts) t.join();
+    log.stop();
+    const auto &st = log.stats();
+    if (GetParam() == Strategy::kPerformance) {
+      EXPECT_EQ(st.events_written + st.events_lost, total);
+    } else {
+      EXPECT_EQ(st.events_written, total);
+      EXPECT_EQ(st.events_lost, 0u);
+    }
+  }
+  const auto ls = lines(read_file(d.file("audit.log")));
+  long long prev = 0;
+  for (const auto &l : ls) {
+    ASSERT_TRUE(looks_complete(l)) << l;
+    const long long id = record_id(l);
+    ASSERT_GT(id, prev);
+    prev = id;
+  }
+  if (GetParam() != Strategy::kPerformance) {
+    EXPECT_EQ(ls.size(), total);
+    EXPECT_EQ(prev, static_cast<long long>(total));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, AuditLogStrategies,
+                         ::testing::Values(Strategy::kAsynchronous,
+                                           Strategy::kPerformance,
+                                           Strategy::kSemisynchronous,
+                                           Strategy::kSynchronous));
+
+TEST(AuditLog, PerformanceDropsWhenFullAndCountsIt) {
+  TempDir d;
+  FaultFs fs;
+  Options o;
+  o.path = d.file("audit.log");
+  o.strategy = Strategy::kPerformance;
+  o.buffer_size = 1024;
+  o.fs = &fs;
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  fs.close_gate();  // the writer blocks in its first write
+  for (int i = 0; i < 200; ++i) log.append(query("select 1"));
+  EXPECT_GT(log.stats().events_lost, 0u);
+  fs.open_gate();
+  log.stop();
+  EXPECT_EQ(log.stats().events_written + log.stats().events_lost, 200u);
+}
+
+TEST(AuditLog, AsynchronousWaitsWhenFull) {
+  TempDir d;
+  FaultFs fs;
+  Options o;
+  o.path = d.file("audit.log");
+  o.strategy = Strategy::kAsynchronous;
+  o.buffer_size = 1024;
+  o.fs = &fs;
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  fs.close_gate();
+  std::thread t([&] {
+    for (int i = 0; i < 100; ++i) log.append(query("select 1"));
+  });
+  while (log.stats().write_waits == 0) std::this_thread::yield();
+  fs.open_gate();
+  t.join();
+  log.stop();
+  EXPECT_EQ(log.stats().events_written, 100u);
+  EXPECT_EQ(log.stats().events_lost, 0u);
+}
+
+TEST(AuditLog, FullDiskDropsReportsAndRecovers) {
+  TempDir d;
+  FaultFs fs;
+  std::vector<std::string> errors, notes;
+  std::mutex m;
+  Options o;
+  o.path = d.file("audit.log");
+  o.strategy = Strategy::kAsynchronous;
+  o.fs = &fs;
+  o.log = [&](bool is_error, const std::string &msg) {
+    std::lock_guard<std::mutex> l(m);
+    (is_error ? errors : notes).push_back(msg);
+  };
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  log.append(query("before"));
+  log.flush_buffer();
+  fs.fail_write_errno = ENOSPC;
+  fs.partial_bytes = 10;
+  for (int i = 0; i < 1000; ++i) log.append(query("during"));  // never blocks
+  log.flush_buffer();
+  fs.fail_write_errno = 0;
+  log.append(query("after"));
+  log.stop();
+  EXPECT_EQ(log.stats().events_lost, 1000u);
+  EXPECT_GE(log.stats().write_errors, 1u);
+  ASSERT_EQ(errors.size(), 1u);  // reported once per episode
+  EXPECT_NE(errors[0].find("No space left"), std::string::npos);
+  ASSERT_EQ(notes.size(), 1u);
+  const auto ls = lines(read_file(d.file("audit.log")));
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_NE(ls[0].find("before"), std::string::npos);
+  EXPECT_NE(ls[1].find("after"), std::string::npos);
+}
+
+TEST(AuditLog, IdsContinueAcrossRestartsAndTimeNeverGoesBack) {
+  TempDir d;
+  int64_t fake = 2000000000000000;
+  Options o;
+  o.path = d.file("audit.log");
+  o.clock_us = [&] { return fake; };
+  for (int run = 0; run < 2; ++run) {
+    AuditLog log(o);
+    std::string err;
+    ASSERT_EQ(log.start(&err), 0);
+    log.append(query("a"));
+    fake -= 1000000;  // clock steps back
+    log.append(query("b"));
+    log.stop();
+  }
+  const auto ls = lines(read_file(d.file("audit.log")));
+  ASSERT_EQ(ls.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(record_id(ls[i]), i + 1);
+  auto ts = [](const std::string &l) {
+    size_t p = l.find("\"timestamp\":\"");
+    return l.substr(p, 45);
+  };
+  EXPECT_EQ(ts(ls[0]), ts(ls[1]));  // not earlier, though the clock went back
+  EXPECT_EQ(parse_record_id(ls[3]), 4u);
+}
+
+TEST(AuditLog, RotationThroughTheSink) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  o.strategy = Strategy::kSemisynchronous;
+  o.rotate_on_size = 1000;
+  o.rotations = 2;
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  for (int i = 0; i < 100; ++i) log.append(query("select 'rotation'"));
+  log.stop();
+  EXPECT_TRUE(posix_fs()->exists(d.file("audit.log.1")));
+  EXPECT_TRUE(posix_fs()->exists(d.file("audit.log.2")));
+  EXPECT_FALSE(posix_fs()->exists(d.file("audit.log.3")));
+  EXPECT_GT(log.stats().rotations_done, 2u);
+}
+
+TEST(AuditLog, BiggerThanTheBufferIsStillWritten) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  o.buffer_size = 512;
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  const std::string big(5000, 'q');
+  log.append(query("small"));
+  log.append(query(big));
+  log.append(query("small again"));
+  log.stop();
+  const auto ls = lines(read_file(d.file("audit.log")));
+  ASSERT_EQ(ls.size(), 3u);
+  EXPECT_NE(ls[1].find(big), std::string::npos);
+  EXPECT_EQ(record_id(ls[2]), 3);
+}

@@ -1,0 +1,130 @@
+#include <gtest/gtest.h>
+
+#include "filter.h"
+
+using namespace strata_audit;
+
+namespace {
+
+const std::vector<std::string> kCommands = {
+    "select", "create_table", "insert", "update", "grant", "drop_table",
+    "create_user", "set_option", "delete"};
+enum { kSelect, kCreateTable, kInsert, kUpdate, kGrant, kDropTable,
+       kCreateUser, kSetOption, kDelete };
+
+std::shared_ptr<const Filter> build(const FilterSpec &s, std::string *err = nullptr) {
+  std::string e;
+  auto f = Filter::build(s, kCommands, &e);
+  if (err) *err = e;
+  return f;
+}
+
+}  // namespace
+
+TEST(Filter, Wildcards) {
+  EXPECT_TRUE(wildcard_match("%", "", false));
+  EXPECT_TRUE(wildcard_match("app%", "app_rw", false));
+  EXPECT_FALSE(wildcard_match("app%", "xapp", false));
+  EXPECT_TRUE(wildcard_match("10.0.%.1", "10.0.33.1", false));
+  EXPECT_TRUE(wildcard_match("LOCALHOST", "localhost", true));
+  EXPECT_FALSE(wildcard_match("LOCALHOST", "localhost", false));
+  EXPECT_TRUE(wildcard_match("a_c", "abc", false));
+  EXPECT_FALSE(wildcard_match("a_c", "ac", false));
+  EXPECT_TRUE(wildcard_match("%b%b%", "abxbz", false));
+}
+
+TEST(Filter, Policy) {
+  FilterSpec s;
+  s.policy = Policy::kLogins;
+  auto f = build(s);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->logins_enabled());
+  EXPECT_FALSE(f->queries_enabled());
+  s.policy = Policy::kNone;
+  f = build(s);
+  EXPECT_FALSE(f->logins_enabled());
+  EXPECT_FALSE(f->queries_enabled());
+}
+
+TEST(Filter, Accounts) {
+  FilterSpec s;
+  s.include_accounts = "app@%, 'admin'@'localhost' , ro@10.0.0.%";
+  auto f = build(s);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->account_passes("app", "web1", "10.1.1.1"));
+  EXPECT_TRUE(f->account_passes("admin", "localhost", ""));
+  EXPECT_FALSE(f->account_passes("admin", "web1", "10.1.1.1"));
+  EXPECT_TRUE(f->account_passes("ro", "somehost", "10.0.0.7"));
+  EXPECT_FALSE(f->account_passes("root", "localhost", "127.0.0.1"));
+
+  FilterSpec x;
+  x.exclude_accounts = "monitor@localhost";
+  f = build(x);
+  EXPECT_FALSE(f->account_passes("monitor", "localhost", ""));
+  EXPECT_TRUE(f->account_passes("root", "localhost", ""));
+}
+
+TEST(Filter, Databases) {
+  FilterSpec s;
+  s.exclude_databases = "mysql,sys, perf%";
+  auto f = build(s);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->database_passes("mysql"));
+  EXPECT_FALSE(f->database_passes("performance_schema"));
+  EXPECT_TRUE(f->database_passes("shop"));
+  EXPECT_TRUE(f->database_passes(""));
+  FilterSpec i;
+  i.include_databases = "shop";
+  f = build(i);
+  EXPECT_TRUE(f->database_passes("shop"));
+  EXPECT_FALSE(f->database_passes(""));
+}
+
+TEST(Filter, CommandsAndGroups) {
+  FilterSpec s;
+  s.include_commands = "DDL,dcl";
+  auto f = build(s);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->command_passes(kCreateTable));
+  EXPECT_TRUE(f->command_passes(kDropTable));
+  EXPECT_TRUE(f->command_passes(kGrant));
+  EXPECT_TRUE(f->command_passes(kCreateUser));  // DCL, not DDL, but listed
+  EXPECT_FALSE(f->command_passes(kSelect));
+  EXPECT_FALSE(f->command_passes(kInsert));
+  EXPECT_FALSE(f->command_passes(999));  // unknown fails an include list
+
+  FilterSpec e;
+  e.exclude_commands = "select";
+  f = build(e);
+  EXPECT_FALSE(f->command_passes(kSelect));
+  EXPECT_TRUE(f->command_passes(kInsert));
+  EXPECT_TRUE(f->command_passes(999));
+
+  EXPECT_EQ(command_group("create_user"), "dcl");
+  EXPECT_EQ(command_group("alter_table"), "ddl");
+  EXPECT_EQ(command_group("insert_select"), "dml");
+  EXPECT_EQ(command_group("select"), "");
+}
+
+TEST(Filter, BadSettingsAreRefusedWithReasons) {
+  std::string err;
+  FilterSpec a;
+  a.include_accounts = "x@y";
+  a.exclude_accounts = "z@w";
+  EXPECT_FALSE(build(a, &err));
+  EXPECT_NE(err.find("cannot both be set"), std::string::npos);
+
+  FilterSpec b;
+  b.include_accounts = "nohost";
+  EXPECT_FALSE(build(b, &err));
+  EXPECT_NE(err.find("user@host"), std::string::npos);
+
+  FilterSpec c;
+  c.include_commands = "select,frobnicate";
+  EXPECT_FALSE(build(c, &err));
+  EXPECT_NE(err.find("frobnicate"), std::string::npos);
+
+  FilterSpec d;
+  d.exclude_databases = "a,,b";
+  EXPECT_FALSE(build(d, &err));
+}

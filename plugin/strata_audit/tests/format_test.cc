@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include "format.h"
+
+using namespace strata_audit;
+
+namespace {
+Stamp stamp() {
+  Stamp s;
+  s.record_id = 42;
+  s.time_us = 1795400345123456;  // 2026-11-22T...
+  s.server_id = 7;
+  s.log_start = "2026-11-23T02:00:00";
+  return s;
+}
+}  // namespace
+
+TEST(Format, TimeHasMicroseconds) {
+  std::string t;
+  append_time(&t, 1000000LL * 86400 + 5, true);
+  EXPECT_EQ(t, "1970-01-02T00:00:00.000005");
+}
+
+TEST(Format, JsonQuery) {
+  Record r;
+  r.kind = EventKind::kQuery;
+  r.connection_id = 9;
+  r.status = 1146;
+  r.user = "root";
+  r.priv_user = "root";
+  r.host = "localhost";
+  r.ip = "127.0.0.1";
+  r.db = "test";
+  r.command = "Query";
+  r.command_class = "select";
+  r.query = "select \"x\"\n from t";
+  r.rows_sent = 3;
+  r.rows_examined = 10;
+  r.query_time_us = 77;
+  std::string out;
+  format_record(Format::kJson, r, stamp(), &out);
+  std::string ts;
+  append_time(&ts, stamp().time_us, true);
+  EXPECT_EQ(out,
+            "{\"audit_record\":{\"name\":\"Query\",\"record\":\"42_2026-11-23T02:00:00\","
+            "\"record_id\":42,\"timestamp\":\"" + ts + " UTC\",\"server_id\":7,"
+            "\"command_class\":\"select\",\"connection_id\":\"9\",\"status\":1146,"
+            "\"sqltext\":\"select \\\"x\\\"\\n from t\","
+            "\"user\":\"root[root] @ localhost [127.0.0.1]\",\"host\":\"localhost\","
+            "\"os_user\":\"\",\"ip\":\"127.0.0.1\",\"db\":\"test\",\"command\":\"Query\","
+            "\"rows_sent\":3,\"rows_examined\":10,\"query_time_us\":77}}\n");
+}
+
+TEST(Format, JsonConnectFields) {
+  Record r;
+  r.kind = EventKind::kConnect;
+  r.connection_id = 5;
+  r.status = 1045;
+  r.user = "bob";
+  r.host = "h";
+  std::string out;
+  format_record(Format::kJson, r, stamp(), &out);
+  EXPECT_NE(out.find("\"name\":\"Connect\""), std::string::npos);
+  EXPECT_NE(out.find("\"status\":1045"), std::string::npos);
+  EXPECT_NE(out.find("\"os_login\":\"\""), std::string::npos);
+  EXPECT_EQ(out.back(), '\n');
+  EXPECT_EQ(out.find('\n'), out.size() - 1);
+}
+
+TEST(Format, CsvIsOneLineWithPerconaColumns) {
+  Record r;
+  r.kind = EventKind::kQuery;
+  r.connection_id = 9;
+  r.command_class = "insert";
+  r.query = "insert into t values('a\"b'),('c\nd')";
+  std::string out;
+  format_record(Format::kCsv, r, stamp(), &out);
+  EXPECT_EQ(out.find('\n'), out.size() - 1);
+  EXPECT_EQ(out.rfind("\"Query\",\"42_2026-11-23T02:00:00\",", 0), 0u);
+  EXPECT_NE(out.find("\"insert into t values('a\"\"b'),('c\\nd')\""), std::string::npos);
+  EXPECT_NE(out.find(",7\n"), std::string::npos);  // server_id last
+}
+
+TEST(Format, OldXmlEscapes) {
+  Record r;
+  r.kind = EventKind::kQuery;
+  r.query = "select '<&>\"'";
+  std::string out;
+  format_record(Format::kOld, r, stamp(), &out);
+  EXPECT_EQ(out.rfind("<AUDIT_RECORD NAME=\"Query\" RECORD=\"42_", 0), 0u);
+  EXPECT_NE(out.find("SQLTEXT=\"select '&lt;&amp;&gt;&quot;'\""), std::string::npos);
+  EXPECT_EQ(out.substr(out.size() - 3), "/>\n");
+}
+
+TEST(Format, ParseNames) {
+  EXPECT_EQ(parse_format("json"), Format::kJson);
+  EXPECT_EQ(parse_format("Csv"), Format::kCsv);
+  EXPECT_EQ(parse_format("OLD"), Format::kOld);
+  EXPECT_FALSE(parse_format("xml"));
+}
