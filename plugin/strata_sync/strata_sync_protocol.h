@@ -1,0 +1,82 @@
+/* Strata strong sync: the wire format between source and replica.
+
+   Shared by strata_sync_source and strata_sync_replica; no MySQL headers
+   beyond fixed-width integers. See docs/design/strong-sync.md, section 4.
+
+   - Handshake: the replica sets the user variable `@strata_sync_replica` to
+     kProtocolVersion on its source connection before COM_BINLOG_DUMP.
+   - Event header: every event packet the source sends to a strong-sync
+     replica starts (after the protocol OK byte) with kEventHeaderSize bytes:
+     kEventMagic, then flags (kFlagAckRequested).
+   - Ack: the replica answers a flagged event with one MySQL protocol packet:
+     kAckMagic, kProtocolVersion, the end position of the event in the
+     source's binary log (uint64, little endian), then the binary log file
+     name (basename, 1..kMaxFileNameLength bytes, not NUL-terminated).
+
+   Input from the network is never trusted: parse_ack() checks every length. */
+#ifndef STRATA_SYNC_PROTOCOL_H
+#define STRATA_SYNC_PROTOCOL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace strata::sync::wire {
+
+inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr const char *kHandshakeVariable = "strata_sync_replica";
+
+inline constexpr std::uint8_t kEventMagic = 0xA7;  // semisync uses 0xEF
+inline constexpr std::uint8_t kFlagAckRequested = 0x01;
+inline constexpr std::size_t kEventHeaderSize = 2;
+
+inline constexpr std::uint8_t kAckMagic = 0xA8;
+inline constexpr std::size_t kAckMagicOffset = 0;
+inline constexpr std::size_t kAckVersionOffset = 1;
+inline constexpr std::size_t kAckPosOffset = 2;
+inline constexpr std::size_t kAckFileOffset = 10;
+inline constexpr std::size_t kMaxFileNameLength = 512;  // FN_REFLEN
+inline constexpr std::size_t kAckMaxSize = kAckFileOffset + kMaxFileNameLength;
+static_assert(kAckFileOffset == kAckPosOffset + sizeof(std::uint64_t));
+static_assert(kAckMaxSize == 522);
+
+/** Encodes an ack into buf (at least kAckMaxSize bytes); returns its size,
+    or 0 if the file name is empty or too long. */
+inline std::size_t encode_ack(unsigned char *buf, const char *file,
+                              std::uint64_t pos) {
+  const std::size_t name_len = file ? std::strlen(file) : 0;
+  if (name_len == 0 || name_len > kMaxFileNameLength) return 0;
+  buf[kAckMagicOffset] = kAckMagic;
+  buf[kAckVersionOffset] = kProtocolVersion;
+  for (std::size_t i = 0; i < 8; i++)
+    buf[kAckPosOffset + i] = static_cast<unsigned char>(pos >> (8 * i));
+  std::memcpy(buf + kAckFileOffset, file, name_len);
+  return kAckFileOffset + name_len;
+}
+
+/** Decodes an ack. On success fills file (NUL-terminated, at least
+    kMaxFileNameLength + 1 bytes) and pos and returns nullptr; otherwise
+    returns what was wrong. */
+[[nodiscard]] inline const char *parse_ack(const unsigned char *buf,
+                                           std::size_t len, char *file,
+                                           std::uint64_t *pos) {
+  if (len <= kAckFileOffset) return "ack packet too short";
+  if (len > kAckMaxSize) return "ack packet too long";
+  if (buf[kAckMagicOffset] != kAckMagic) return "bad ack magic";
+  if (buf[kAckVersionOffset] != kProtocolVersion)
+    return "unsupported ack version";
+  std::uint64_t p = 0;
+  for (std::size_t i = 0; i < 8; i++)
+    p |= static_cast<std::uint64_t>(buf[kAckPosOffset + i]) << (8 * i);
+  const std::size_t name_len = len - kAckFileOffset;
+  if (std::memchr(buf + kAckFileOffset, 0, name_len) != nullptr)
+    return "NUL in ack file name";
+  std::memcpy(file, buf + kAckFileOffset, name_len);
+  file[name_len] = '\0';
+  *pos = p;
+  return nullptr;
+}
+
+}  // namespace strata::sync::wire
+
+#endif  // STRATA_SYNC_PROTOCOL_H

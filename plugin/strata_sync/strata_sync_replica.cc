@@ -1,0 +1,248 @@
+/* Strata strong sync, replica side: plugin `strata_sync_replica`.
+
+   Runs in the replica's receiver (I/O) thread of each channel; no threads of
+   its own. Design: docs/design/strong-sync.md; wire format:
+   strata_sync_protocol.h.
+
+   - before_request_transmit: if strata_sync_replica_enabled, check that the
+     source has strata_sync_source (its enabled variable exists), then set
+     @strata_sync_replica on the source connection. From then on every event
+     packet carries the 2-byte header.
+   - after_read_event: check and strip the header; remember the ack flag.
+   - after_queue_event: the event is in the relay log (written and flushed to
+     the OS; synced as sync_relay_log says); send the ack (source file, end
+     position) on the same connection.
+   Per-channel state is thread-local: one receiver thread per channel, from
+   start to stop. A send failure is logged and not fatal: the source sees the
+   connection drop or times out per its policy. */
+
+#include <mysql.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include <mysql/components/services/log_builtins.h>
+#include <mysql/plugin.h>
+#include "my_inttypes.h"
+#include "mysqld_error.h"
+#include "plugin/strata_sync/strata_sync_protocol.h"
+#include "sql/replication.h"
+
+static SERVICE_TYPE(registry) *reg_srv = nullptr;
+SERVICE_TYPE(log_builtins) *log_bi = nullptr;
+SERVICE_TYPE(log_builtins_string) *log_bs = nullptr;
+
+namespace strata::sync {
+namespace {
+
+namespace wire = strata::sync::wire;
+
+bool opt_enabled = false;
+std::atomic<long long> n_acks_sent{0};
+std::atomic<long long> n_channels{0};  // channels streaming with strong sync
+
+thread_local bool tl_active = false;     // this channel uses strong sync
+thread_local bool tl_need_ack = false;   // the last event read asked for one
+
+/* 1: the source has strata_sync_source; 0: it has not; -1: query failed. */
+int source_has_plugin(MYSQL *mysql) {
+  const char *query = "SELECT @@global.strata_sync_source_enabled";
+  if (mysql_real_query(mysql, query, static_cast<unsigned long>(strlen(query)))) {
+    if (mysql_errno(mysql) == ER_UNKNOWN_SYSTEM_VARIABLE) return 0;
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: '%s' failed on the source: %u %s", query,
+                    mysql_errno(mysql), mysql_error(mysql));
+    return -1;
+  }
+  mysql_free_result(mysql_store_result(mysql));
+  return 1;
+}
+
+void deactivate() {
+  if (tl_active) n_channels--;
+  tl_active = false;
+  tl_need_ack = false;
+}
+
+int on_thread_start(Binlog_relay_IO_param *) {
+  deactivate();
+  return 0;
+}
+
+int on_thread_stop(Binlog_relay_IO_param *) {
+  deactivate();
+  return 0;
+}
+
+int on_applier(Binlog_relay_IO_param *) { return 0; }
+int on_applier_stop(Binlog_relay_IO_param *, bool) { return 0; }
+int on_applier_log_event(Binlog_relay_IO_param *, Trans_param *, int &) {
+  return 0;
+}
+
+int on_request_transmit(Binlog_relay_IO_param *param, uint32) {
+  deactivate();  // a reconnect starts over
+  if (!opt_enabled) return 0;
+  const int has = source_has_plugin(param->mysql);
+  if (has < 0) return 1;
+  if (has == 0) {
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: source %s:%u has no strata_sync_source "
+                    "plugin; channel '%s' replicates asynchronously",
+                    param->host, param->port, param->channel_name);
+    return 0;
+  }
+  char query[64];
+  snprintf(query, sizeof(query), "SET @%s = %u", wire::kHandshakeVariable,
+           static_cast<unsigned>(wire::kProtocolVersion));
+  if (mysql_real_query(param->mysql, query,
+                       static_cast<unsigned long>(strlen(query)))) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: '%s' failed on the source: %u %s", query,
+                    mysql_errno(param->mysql), mysql_error(param->mysql));
+    return 1;
+  }
+  mysql_free_result(mysql_store_result(param->mysql));
+  tl_active = true;
+  n_channels++;
+  return 0;
+}
+
+int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
+                        unsigned long len, const char **event_buf,
+                        unsigned long *event_len) {
+  if (!tl_active) return 0;
+  const auto *p = reinterpret_cast<const unsigned char *>(packet);
+  if (len < wire::kEventHeaderSize || p[0] != wire::kEventMagic) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: channel '%s': event packet from the source "
+                    "without the strong-sync header (is strata_sync_source "
+                    "still installed there?)",
+                    param->channel_name);
+    return 1;
+  }
+  tl_need_ack = (p[1] & wire::kFlagAckRequested) != 0;
+  *event_buf = packet + wire::kEventHeaderSize;
+  *event_len = len - wire::kEventHeaderSize;
+  return 0;
+}
+
+int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
+                         unsigned long, uint32) {
+  if (!tl_active || !tl_need_ack) return 0;
+  tl_need_ack = false;
+  unsigned char buf[wire::kAckMaxSize];
+  const std::size_t n =
+      wire::encode_ack(buf, param->master_log_name, param->master_log_pos);
+  if (n == 0) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: channel '%s': bad source log name '%s'",
+                    param->channel_name, param->master_log_name);
+    return 0;
+  }
+  NET *net = &param->mysql->net;
+  net_clear(net, false);
+  if (my_net_write(net, buf, n) || net_flush(net)) {
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: channel '%s': sending the ack for %s:%llu "
+                    "failed (error %u)",
+                    param->channel_name, param->master_log_name,
+                    (unsigned long long)param->master_log_pos, net->last_errno);
+    net->last_errno = 0;
+    return 0;
+  }
+  n_acks_sent++;
+  return 0;
+}
+
+int on_after_reset_replica(Binlog_relay_IO_param *) { return 0; }
+
+Binlog_relay_IO_observer relay_io_observer = {
+    sizeof(Binlog_relay_IO_observer),
+    on_thread_start,
+    on_thread_stop,
+    on_applier,
+    on_applier_stop,
+    on_request_transmit,
+    on_after_read_event,
+    on_after_queue_event,
+    on_after_reset_replica,
+    on_applier_log_event,
+};
+
+MYSQL_SYSVAR_BOOL(enabled, opt_enabled, PLUGIN_VAR_OPCMDARG,
+                  "Strong sync on this replica: acknowledge the source's "
+                  "transactions once they are in the relay log. Takes effect "
+                  "when the receiver thread (re)connects.",
+                  nullptr, nullptr, false);
+
+SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled), nullptr};
+
+int show_state(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_CHAR;
+  var->value = buf;
+  snprintf(buf, SHOW_VAR_FUNC_BUFF_SIZE, "%s",
+           n_channels.load() > 0 ? "ON" : "OFF");
+  return 0;
+}
+
+int show_acks_sent(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = n_acks_sent.load();
+  return 0;
+}
+
+SHOW_VAR status_vars[] = {
+    {"Strata_sync_replica_state", (char *)&show_state, SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {"Strata_sync_replica_acks_sent", (char *)&show_acks_sent, SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
+};
+
+int plugin_init(void *p) {
+  if (init_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs)) return 1;
+  if (register_binlog_relay_io_observer(&relay_io_observer, p)) {
+    deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+    return 1;
+  }
+  return 0;
+}
+
+int plugin_check_uninstall(void *) {
+  if (n_channels.load() == 0) return 0;
+  my_error(ER_PLUGIN_CANNOT_BE_UNINSTALLED, MYF(0), "strata_sync_replica",
+           "Stop the replica's receiver threads first.");
+  return 1;
+}
+
+int plugin_deinit(void *p) {
+  unregister_binlog_relay_io_observer(&relay_io_observer, p);
+  deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+  return 0;
+}
+
+Mysql_replication descriptor = {MYSQL_REPLICATION_INTERFACE_VERSION};
+
+}  // namespace
+}  // namespace strata::sync
+
+mysql_declare_plugin(strata_sync_replica){
+    MYSQL_REPLICATION_PLUGIN,
+    &strata::sync::descriptor,
+    "strata_sync_replica",
+    "Strata",
+    "Strong sync, replica side: acknowledges transactions once they are in "
+    "the relay log.",
+    PLUGIN_LICENSE_GPL,
+    strata::sync::plugin_init,
+    strata::sync::plugin_check_uninstall,
+    strata::sync::plugin_deinit,
+    0x0100,
+    strata::sync::status_vars,
+    strata::sync::system_vars,
+    nullptr,
+    0,
+} mysql_declare_plugin_end;

@@ -1,0 +1,886 @@
+/* Strata strong sync, source side: plugin `strata_sync_source`.
+
+   A transaction commits (in the engine) only after N replicas have written
+   it to their relay log. Design: docs/design/strong-sync.md.
+
+   Threads and hand-offs
+   - Commit group leader: after_flush() registers the group's binlog end as
+     an ack point; after_sync() waits (before the engine commit) until the
+     quorum position covers it, or until the policy releases it.
+   - Dump thread (one per replica): transmit_start() registers a replica that
+     asked for strong sync; reserve_header()/before_send_event() put the
+     2-byte header on every packet and flag events that end at an ack point;
+     after_send_event() flushes the connection after a flagged event.
+   - Ack receiver (one thread of ours, never a pool worker): poll() over the
+     replica sockets; parses acks, moves the replica's acked position, the
+     quorum position (N-th highest) and wakes exactly the covered waiters.
+   - SHOW STATUS and SET GLOBAL run in client sessions and only take the
+     mutex.
+
+   Ordering and safety
+   - One mutex, Source::m_mutex, a leaf lock: replicas, ack points, waiters,
+     quorum, counters. The receiver reads a socket only under the mutex and
+     only while its replica is registered; transmit_stop() unregisters under
+     the mutex, so no Vio is read after its dump thread left.
+   - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
+     clears it). A waiter leaves when covered, or when the policy, a disable,
+     a reset or shutdown releases it; every release without quorum is
+     recorded (released_*_upto) so after_commit() can tell the session.
+   - after_sync() never returns an error: the server would apply
+     binlog_error_action (ABORT_SERVER by default).
+   - Acks are read with recv() on the raw socket, next to the dump thread
+     that only writes on it: TLS and compressed replication connections are
+     refused for strong sync (the dump fails with a logged reason). */
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mysql/components/services/log_builtins.h>
+#include <mysql/plugin.h>
+#include "my_inttypes.h"
+#include "my_sys.h"
+#include "my_thread.h"
+#include "mysql/psi/mysql_stage.h"
+#include "mysqld_error.h"
+#include "plugin/strata_sync/strata_sync_protocol.h"
+#include "sql/current_thd.h"
+#include "sql/mysqld.h"  // connection_events_loop_aborted
+#include "sql/protocol_classic.h"
+#include "sql/replication.h"
+#include "sql/sql_class.h"
+#include "typelib.h"
+#include "violite.h"
+
+static SERVICE_TYPE(registry) *reg_srv = nullptr;
+SERVICE_TYPE(log_builtins) *log_bi = nullptr;
+SERVICE_TYPE(log_builtins_string) *log_bs = nullptr;
+
+namespace strata::sync {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace wire = strata::sync::wire;
+
+enum Policy : unsigned long { kBlock = 0, kFail = 1, kDegrade = 2 };
+const char *kPolicyNames[] = {"block", "fail", "degrade", nullptr};
+
+/* System variables (written by SET GLOBAL under the server's plugin lock,
+   read here under m_mutex or as a snapshot). */
+bool opt_enabled = false;
+unsigned int opt_replicas = 1;
+unsigned long opt_policy = kBlock;
+unsigned long opt_timeout_ms = 10000;
+
+/** A position in the source's binary log: (file basename, end offset). */
+struct Pos {
+  std::string file;
+  std::uint64_t pos = 0;
+  bool operator<(const Pos &o) const {
+    const int c = file.compare(o.file);
+    return c < 0 || (c == 0 && pos < o.pos);
+  }
+  bool operator<=(const Pos &o) const { return !(o < *this); }
+};
+
+const char *basename_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/** One waiting commit group (owned by the waiting thread's stack). */
+struct Waiter {
+  Pos pos;
+  Clock::time_point since;
+  std::condition_variable cv;
+  bool covered = false;
+};
+
+struct Replica {
+  std::uint32_t server_id = 0;
+  int fd = -1;
+  bool connected = true;  // false after EOF/error on its socket
+  bool has_ack = false;
+  Pos acked;
+  std::uint64_t acks = 0;
+  std::string inbuf;  // partial MySQL packets read from the socket
+};
+
+/* Per dump thread: which replica this thread serves (0 = async replica).
+   A binlog dump runs on one OS thread from start to stop. */
+thread_local std::uint64_t tl_replica_id = 0;
+thread_local bool tl_last_flagged = false;
+
+constexpr std::size_t kMaxAckPoints = 1 << 16;
+
+PSI_stage_info stage_waiting_for_ack = {0, "Waiting for strong-sync ack", 0,
+                                        PSI_DOCUMENT_ME};
+
+class Source {
+ public:
+  bool start();
+  void stop();
+
+  // Observers.
+  void after_flush(const char *file, my_off_t pos);
+  void after_sync(const char *file, my_off_t pos);
+  void after_commit(Trans_param *param);
+  int transmit_start(Binlog_transmit_param *param);
+  void transmit_stop();
+  bool before_send_event(const char *file, my_off_t pos);
+  void reset();
+
+  /** Wakes every waiter to re-read the settings (SET GLOBAL). */
+  void settings_changed();
+
+  // Status.
+  std::string state();
+  std::string reason();
+  template <class F>
+  auto read(F f) {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    return f(*this);
+  }
+
+  std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
+                n_degradations = 0, n_unacked_commits = 0;
+  std::size_t waiting = 0;
+  bool quorum_valid = false;
+  Pos quorum;
+  bool degraded = false;
+  std::map<std::uint64_t, Replica> replicas;
+
+  std::size_t connected_count() const {
+    std::size_t n = 0;
+    for (const auto &r : replicas) n += r.second.connected ? 1 : 0;
+    return n;
+  }
+
+ private:
+  bool covered(const Pos &p) const { return quorum_valid && p <= quorum; }
+  void recompute_quorum();
+  void release_all_locked();
+  void note_released(const Pos &p, bool by_fail);
+  void enter_degraded(const char *why);
+  void receiver_loop();
+  void read_acks(std::uint64_t id, Replica &r);
+  void wake_receiver();
+
+  std::mutex m_mutex;
+  std::set<Pos> m_ack_points;
+  std::multimap<Pos, Waiter *> m_waiters;
+  bool m_released_valid = false, m_failed_valid = false;
+  Pos m_released_upto, m_failed_upto;
+  bool m_block_logged = false;
+  std::uint64_t m_next_id = 0;
+  std::atomic<bool> m_have_points{false};
+
+  std::thread m_receiver;
+  std::atomic<bool> m_stop{false};
+  int m_pipe[2] = {-1, -1};
+};
+
+Source *g_source = nullptr;
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+bool Source::start() {
+  if (pipe2(m_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: pipe2() for the ack receiver failed: %s",
+                    strerror(errno));
+    return true;
+  }
+  try {
+    m_receiver = std::thread([this] {
+      my_thread_init();
+      receiver_loop();
+      my_thread_end();
+    });
+  } catch (...) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: cannot start the ack receiver thread");
+    return true;
+  }
+  return false;
+}
+
+void Source::stop() {
+  m_stop = true;
+  wake_receiver();
+  if (m_receiver.joinable()) m_receiver.join();
+  {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    release_all_locked();
+  }
+  for (int &fd : m_pipe)
+    if (fd >= 0) close(fd), fd = -1;
+}
+
+void Source::wake_receiver() {
+  if (m_pipe[1] >= 0) {
+    const char c = 0;
+    ssize_t r = write(m_pipe[1], &c, 1);  // full pipe: a wake-up is pending
+    (void)r;
+  }
+}
+
+/* ---- commit path ------------------------------------------------------- */
+
+void Source::after_flush(const char *file, my_off_t pos) {
+  if (!opt_enabled || file == nullptr || pos == 0) return;
+  std::lock_guard<std::mutex> lk(m_mutex);
+  m_ack_points.insert(Pos{basename_of(file), pos});
+  if (m_ack_points.size() > kMaxAckPoints)  // a later ack covers it anyway
+    m_ack_points.erase(m_ack_points.begin());
+  m_have_points = true;
+}
+
+void Source::after_sync(const char *file, my_off_t pos) {
+  if (!opt_enabled || file == nullptr || pos == 0) return;
+  Waiter w;
+  w.pos = Pos{basename_of(file), pos};
+  std::unique_lock<std::mutex> lk(m_mutex);
+  if (covered(w.pos)) return;
+  // Flushed before strong sync was enabled: no replica will be asked for it.
+  if (m_ack_points.count(w.pos) == 0) return;
+  if (degraded) {
+    note_released(w.pos, false);
+    return;
+  }
+
+  THD *thd = current_thd;
+  PSI_stage_info old_stage;
+  THD_ENTER_COND(thd, nullptr, nullptr, &stage_waiting_for_ack, &old_stage);
+
+  w.since = Clock::now();
+  m_waiters.emplace(w.pos, &w);
+  n_waits++;
+  waiting++;
+  const auto deadline = w.since + std::chrono::milliseconds(opt_timeout_ms);
+  while (!w.covered) {
+    if (!opt_enabled || degraded) {
+      note_released(w.pos, false);
+      break;
+    }
+    if (connection_events_loop_aborted()) {
+      LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: shutdown releases a commit waiting for "
+                      "%s:%llu without replica acknowledgement",
+                      w.pos.file.c_str(), (unsigned long long)w.pos.pos);
+      note_released(w.pos, false);
+      break;
+    }
+    const auto now = Clock::now();
+    if (opt_policy == kBlock) {
+      if (now >= deadline && !m_block_logged) {
+        m_block_logged = true;
+        LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                        "strata_sync: commits blocked for %lu ms: %s",
+                        opt_timeout_ms, reason().c_str());
+      }
+      w.cv.wait_for(lk, std::chrono::seconds(1));
+      continue;
+    }
+    if (now >= deadline) {
+      if (opt_policy == kFail) {
+        n_timeouts++;
+        note_released(w.pos, true);
+      } else {
+        enter_degraded("no acknowledgement within strata_sync_source_timeout");
+        note_released(w.pos, false);
+      }
+      break;
+    }
+    w.cv.wait_until(lk, std::min(deadline, now + std::chrono::seconds(1)));
+  }
+  // A covered waiter was erased by whoever covered it.
+  if (!w.covered) {
+    auto range = m_waiters.equal_range(w.pos);
+    for (auto it = range.first; it != range.second; ++it)
+      if (it->second == &w) {
+        m_waiters.erase(it);
+        break;
+      }
+  }
+  waiting--;
+  wait_time_us += std::chrono::duration_cast<std::chrono::microseconds>(
+                      Clock::now() - w.since)
+                      .count();
+  lk.unlock();
+  THD_EXIT_COND(thd, &old_stage);
+}
+
+void Source::after_commit(Trans_param *param) {
+  if (!(param->flags & TRANS_IS_REAL_TRANS) || param->log_file == nullptr ||
+      param->log_pos == 0)
+    return;
+  bool fail = false;
+  {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    if (!m_released_valid) return;
+    const Pos p{basename_of(param->log_file), param->log_pos};
+    if (covered(p) || !(p <= m_released_upto)) return;
+    n_unacked_commits++;
+    fail = m_failed_valid && p <= m_failed_upto;
+  }
+  if (fail)
+    my_printf_error(ER_ERROR_DURING_COMMIT,
+                    "Strong sync: fewer than %u replicas acknowledged the "
+                    "transaction within %lu ms; it is committed on this "
+                    "source only",
+                    MYF(0), opt_replicas, opt_timeout_ms);
+}
+
+void Source::note_released(const Pos &p, bool by_fail) {
+  if (!m_released_valid || m_released_upto < p) m_released_upto = p;
+  m_released_valid = true;
+  if (by_fail) {
+    if (!m_failed_valid || m_failed_upto < p) m_failed_upto = p;
+    m_failed_valid = true;
+  }
+}
+
+void Source::enter_degraded(const char *why) {
+  if (degraded) return;
+  degraded = true;
+  n_degradations++;
+  LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_sync: DEGRADED to asynchronous replication "
+                  "(strata_sync_source_policy=degrade): %s; %s. Commits no "
+                  "longer wait until %u replica(s) acknowledge again.",
+                  why, reason().c_str(), opt_replicas);
+  for (auto &w : m_waiters) w.second->cv.notify_one();
+}
+
+void Source::release_all_locked() {
+  for (auto &w : m_waiters) w.second->cv.notify_one();
+}
+
+void Source::settings_changed() {
+  std::lock_guard<std::mutex> lk(m_mutex);
+  if (!opt_enabled) {
+    m_ack_points.clear();
+    m_have_points = false;
+    degraded = false;
+  }
+  recompute_quorum();  // N may have changed
+  release_all_locked();
+}
+
+/* ---- acks and the quorum ----------------------------------------------- */
+
+void Source::recompute_quorum() {
+  std::vector<const Pos *> acked;
+  for (const auto &r : replicas)
+    if (r.second.connected && r.second.has_ack) acked.push_back(&r.second.acked);
+  if (opt_replicas == 0 || acked.size() < opt_replicas) return;
+  std::sort(acked.begin(), acked.end(),
+            [](const Pos *a, const Pos *b) { return *b < *a; });
+  const Pos &q = *acked[opt_replicas - 1];
+  if (quorum_valid && q <= quorum) return;
+  quorum = q;
+  quorum_valid = true;
+
+  m_ack_points.erase(m_ack_points.begin(), m_ack_points.upper_bound(quorum));
+  m_have_points = !m_ack_points.empty();
+  // Wake only the waiters this ack covers.
+  auto end = m_waiters.upper_bound(quorum);
+  for (auto it = m_waiters.begin(); it != end; ++it) {
+    it->second->covered = true;
+    it->second->cv.notify_one();
+  }
+  m_waiters.erase(m_waiters.begin(), end);
+  if (m_waiters.empty() && m_block_logged) {
+    m_block_logged = false;
+    LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: blocked commits released, %u replica(s) "
+                    "acknowledged up to %s:%llu",
+                    opt_replicas, quorum.file.c_str(),
+                    (unsigned long long)quorum.pos);
+  }
+  if (degraded && m_ack_points.empty()) {
+    degraded = false;
+    LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: strong sync RESUMED: %u replica(s) caught up "
+                    "to %s:%llu",
+                    opt_replicas, quorum.file.c_str(),
+                    (unsigned long long)quorum.pos);
+  }
+}
+
+void Source::receiver_loop() {
+  std::vector<pollfd> fds;
+  std::vector<std::uint64_t> ids;
+  while (!m_stop) {
+    fds.clear();
+    ids.clear();
+    fds.push_back({m_pipe[0], POLLIN, 0});
+    ids.push_back(0);
+    {
+      std::lock_guard<std::mutex> lk(m_mutex);
+      for (const auto &r : replicas)
+        if (r.second.connected) {
+          fds.push_back({r.second.fd, POLLIN, 0});
+          ids.push_back(r.first);
+        }
+    }
+    const int n = poll(fds.data(), fds.size(), 1000);
+    if (n < 0 && errno != EINTR) {
+      LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: poll() in the ack receiver failed: %s",
+                      strerror(errno));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    if (n <= 0) continue;
+    if (fds[0].revents) {
+      char buf[64];
+      while (::read(m_pipe[0], buf, sizeof(buf)) > 0) {
+      }
+    }
+    std::lock_guard<std::mutex> lk(m_mutex);
+    for (std::size_t i = 1; i < fds.size(); i++) {
+      if (!fds[i].revents) continue;
+      auto it = replicas.find(ids[i]);
+      if (it == replicas.end() || !it->second.connected) continue;
+      read_acks(it->first, it->second);
+    }
+  }
+}
+
+/* Reads what the socket has (never blocks) and handles complete packets.
+   Called with m_mutex held. */
+void Source::read_acks(std::uint64_t id, Replica &r) {
+  char buf[4096];
+  for (;;) {
+    const ssize_t got = recv(r.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (got > 0) {
+      r.inbuf.append(buf, got);
+      if (r.inbuf.size() > 64 * 1024) break;  // checked below
+      continue;
+    }
+    if (got < 0 && errno == EAGAIN) break;  // == EWOULDBLOCK on Linux
+    if (got < 0 && errno == EINTR) continue;
+    // EOF or error: the replica went away; its dump thread will notice too.
+    r.connected = false;
+    LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: replica server_id %u closed its connection",
+                    r.server_id);
+    return;
+  }
+  std::size_t off = 0;
+  const auto *p = reinterpret_cast<const unsigned char *>(r.inbuf.data());
+  while (r.inbuf.size() - off >= 4) {
+    const std::size_t len = p[off] | (p[off + 1] << 8) | (p[off + 2] << 16);
+    if (len > wire::kAckMaxSize) {
+      LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: replica server_id %u sent a %zu-byte "
+                      "packet, not an ack; ignoring it from now on",
+                      r.server_id, len);
+      r.connected = false;
+      return;
+    }
+    if (r.inbuf.size() - off - 4 < len) break;
+    if (len == 1 && p[off + 4] == 0x01) {  // COM_QUIT: the replica stops
+      r.connected = false;
+      r.inbuf.clear();
+      return;
+    }
+    char file[wire::kMaxFileNameLength + 1];
+    std::uint64_t pos = 0;
+    if (const char *bad = wire::parse_ack(p + off + 4, len, file, &pos)) {
+      LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: malformed ack from replica server_id %u "
+                      "(%s); ignoring it from now on",
+                      r.server_id, bad);
+      r.connected = false;
+      return;
+    }
+    off += 4 + len;
+    Pos a{file, pos};
+    if (!r.has_ack || r.acked < a) r.acked = a;
+    r.has_ack = true;
+    r.acks++;
+    n_acks++;
+  }
+  r.inbuf.erase(0, off);
+  (void)id;
+  recompute_quorum();
+}
+
+/* ---- dump threads ------------------------------------------------------ */
+
+int Source::transmit_start(Binlog_transmit_param *param) {
+  long long version = 0;
+  int null_value = 0;
+  get_user_var_int(wire::kHandshakeVariable, &version, &null_value);
+  if (version == 0) {
+    param->set_dont_observe_flag();
+    return 0;
+  }
+  THD *thd = current_thd;
+  NET *net = thd->get_protocol_classic()->get_net();
+  const char *refuse = nullptr;
+  if (version != wire::kProtocolVersion)
+    refuse = "unsupported strong-sync protocol version";
+  else if (net->vio == nullptr || vio_type(net->vio) == VIO_TYPE_SSL)
+    refuse = "TLS replication connections are not supported by strong sync";
+  else if (net->compress)
+    refuse = "compressed replication connections are not supported by "
+             "strong sync";
+  if (refuse) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: refusing replica server_id %u: %s",
+                    param->server_id, refuse);
+    return 1;
+  }
+  {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    tl_replica_id = ++m_next_id;
+    Replica &r = replicas[tl_replica_id];
+    r.server_id = param->server_id;
+    r.fd = vio_fd(net->vio);
+  }
+  tl_last_flagged = false;
+  wake_receiver();
+  param->set_observe_flag();
+  LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_sync: strong-sync replica server_id %u connected",
+                  param->server_id);
+  return 0;
+}
+
+void Source::transmit_stop() {
+  if (tl_replica_id == 0) return;
+  std::uint32_t server_id = 0;
+  {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    auto it = replicas.find(tl_replica_id);
+    if (it != replicas.end()) {
+      server_id = it->second.server_id;
+      replicas.erase(it);
+    }
+  }
+  tl_replica_id = 0;
+  wake_receiver();
+  LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_sync: strong-sync replica server_id %u disconnected",
+                  server_id);
+}
+
+bool Source::before_send_event(const char *file, my_off_t pos) {
+  if (!m_have_points) return false;
+  std::lock_guard<std::mutex> lk(m_mutex);
+  return m_ack_points.count(Pos{basename_of(file), pos}) != 0;
+}
+
+void Source::reset() {
+  std::lock_guard<std::mutex> lk(m_mutex);
+  m_ack_points.clear();
+  m_have_points = false;
+  quorum_valid = false;
+  m_released_valid = m_failed_valid = false;
+  degraded = false;
+  for (auto &r : replicas) r.second.has_ack = false;
+  if (!m_waiters.empty()) {
+    for (auto &w : m_waiters) note_released(w.first, false);
+    release_all_locked();
+  }
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+/* Called with m_mutex held. */
+std::string Source::reason() {
+  char buf[512];
+  const std::size_t connected = connected_count();
+  if (!opt_enabled) return "strata_sync_source_enabled is OFF";
+  if (connected < opt_replicas)
+    snprintf(buf, sizeof(buf),
+             "%zu of %u required strong-sync replicas connected", connected,
+             opt_replicas);
+  else if (!m_waiters.empty())
+    snprintf(buf, sizeof(buf),
+             "%zu commit group(s) waiting for %u replica(s) to acknowledge "
+             "%s:%llu; acknowledged up to %s:%llu",
+             m_waiters.size(), opt_replicas,
+             m_waiters.begin()->first.file.c_str(),
+             (unsigned long long)m_waiters.begin()->first.pos,
+             quorum_valid ? quorum.file.c_str() : "(none)",
+             (unsigned long long)(quorum_valid ? quorum.pos : 0));
+  else
+    return "";
+  return buf;
+}
+
+/* Called with m_mutex held. */
+std::string Source::state() {
+  if (!opt_enabled) return "OFF";
+  if (degraded) return "DEGRADED";
+  if (m_waiters.empty()) return "ON";
+  Clock::time_point oldest = Clock::now();
+  for (const auto &w : m_waiters) oldest = std::min(oldest, w.second->since);
+  return Clock::now() - oldest >= std::chrono::milliseconds(opt_timeout_ms)
+             ? "BLOCKED"
+             : "WAITING";
+}
+
+/* ---- observers --------------------------------------------------------- */
+
+int on_after_flush(Binlog_storage_param *, const char *file, my_off_t pos) {
+  g_source->after_flush(file, pos);
+  return 0;
+}
+
+int on_after_sync(Binlog_storage_param *, const char *file, my_off_t pos) {
+  g_source->after_sync(file, pos);
+  return 0;  // never an error: see the top of this file
+}
+
+int on_trans_noop(Trans_param *) { return 0; }
+int on_trans_noop_out(Trans_param *, int &) { return 0; }
+int on_after_commit(Trans_param *param) {
+  g_source->after_commit(param);
+  return 0;
+}
+
+int on_transmit_start(Binlog_transmit_param *param, const char *, my_off_t) {
+  return g_source->transmit_start(param);
+}
+
+int on_transmit_stop(Binlog_transmit_param *) {
+  g_source->transmit_stop();
+  return 0;
+}
+
+int on_reserve_header(Binlog_transmit_param *, unsigned char *header,
+                      unsigned long size, unsigned long *len) {
+  if (tl_replica_id == 0) return 0;
+  if (size < wire::kEventHeaderSize) return 1;
+  header[0] = wire::kEventMagic;
+  header[1] = 0;
+  *len += wire::kEventHeaderSize;
+  return 0;
+}
+
+int on_before_send_event(Binlog_transmit_param *, unsigned char *packet,
+                         unsigned long len, const char *file, my_off_t pos) {
+  if (tl_replica_id == 0) return 0;
+  // packet: OK byte, our header, the event.
+  if (len < 1 + wire::kEventHeaderSize || packet[1] != wire::kEventMagic)
+    return 0;
+  tl_last_flagged = g_source->before_send_event(file, pos);
+  if (tl_last_flagged) packet[2] |= wire::kFlagAckRequested;
+  return 0;
+}
+
+int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
+                        const char *, my_off_t) {
+  if (tl_replica_id == 0 || !tl_last_flagged) return 0;
+  tl_last_flagged = false;
+  // The replica must see a flagged event now, not when the buffer fills.
+  (void)net_flush(current_thd->get_protocol_classic()->get_net());
+  return 0;
+}
+
+int on_after_reset_master(Binlog_transmit_param *) {
+  g_source->reset();
+  return 0;
+}
+
+Trans_observer trans_observer = {
+    sizeof(Trans_observer),
+    on_trans_noop_out,  // before_dml
+    on_trans_noop,      // before_commit
+    on_trans_noop,      // before_rollback
+    on_after_commit,    // after_commit
+    on_trans_noop,      // after_rollback
+    on_trans_noop_out,  // begin
+};
+
+Binlog_storage_observer storage_observer = {
+    sizeof(Binlog_storage_observer),
+    on_after_flush,
+    on_after_sync,
+};
+
+Binlog_transmit_observer transmit_observer = {
+    sizeof(Binlog_transmit_observer),
+    on_transmit_start,
+    on_transmit_stop,
+    on_reserve_header,
+    on_before_send_event,
+    on_after_send_event,
+    on_after_reset_master,
+};
+
+/* ---- system and status variables --------------------------------------- */
+
+template <class T>
+void update_and_notify(MYSQL_THD, SYS_VAR *, void *ptr, const void *val) {
+  *static_cast<T *>(ptr) = *static_cast<const T *>(val);
+  if (g_source) g_source->settings_changed();
+}
+
+MYSQL_SYSVAR_BOOL(enabled, opt_enabled, PLUGIN_VAR_OPCMDARG,
+                  "Strong sync on this source: commits wait until "
+                  "strata_sync_source_replicas replicas hold them in their "
+                  "relay log (AFTER_SYNC).",
+                  nullptr, update_and_notify<bool>, false);
+
+MYSQL_SYSVAR_UINT(replicas, opt_replicas, PLUGIN_VAR_OPCMDARG,
+                  "Number of replicas that must acknowledge a transaction "
+                  "before it commits.",
+                  nullptr, update_and_notify<unsigned int>, 1, 1, 64, 1);
+
+TYPELIB policy_typelib = {array_elements(kPolicyNames) - 1, "", kPolicyNames,
+                          nullptr};
+MYSQL_SYSVAR_ENUM(policy, opt_policy, PLUGIN_VAR_OPCMDARG,
+                  "What commits do when fewer than strata_sync_source_replicas "
+                  "acknowledge: block (wait, the default), fail (error after "
+                  "strata_sync_source_timeout ms) or degrade (switch to "
+                  "asynchronous replication after the timeout, loudly, until "
+                  "replicas catch up).",
+                  nullptr, update_and_notify<unsigned long>, kBlock,
+                  &policy_typelib);
+
+MYSQL_SYSVAR_ULONG(timeout, opt_timeout_ms, PLUGIN_VAR_OPCMDARG,
+                   "Milliseconds a commit waits before the policy acts (fail, "
+                   "degrade); with block, after this long the state shows "
+                   "BLOCKED and a warning is logged.",
+                   nullptr, update_and_notify<unsigned long>, 10000, 1,
+                   ~0UL >> 1, 1);
+
+SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled), MYSQL_SYSVAR(replicas),
+                          MYSQL_SYSVAR(policy), MYSQL_SYSVAR(timeout), nullptr};
+
+int show_string(SHOW_VAR *var, char *buf, const std::string &s) {
+  var->type = SHOW_CHAR;
+  var->value = buf;
+  snprintf(buf, SHOW_VAR_FUNC_BUFF_SIZE, "%s", s.c_str());
+  return 0;
+}
+
+int show_number(SHOW_VAR *var, char *buf, std::uint64_t v) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = static_cast<long long>(v);
+  return 0;
+}
+
+#define STRATA_SHOW(name, kind, expr)                                  \
+  int show_##name(MYSQL_THD, SHOW_VAR *var, char *buf) {               \
+    return show_##kind(var, buf, g_source->read([](Source &s) {        \
+      return expr;                                                     \
+    }));                                                               \
+  }
+
+STRATA_SHOW(state, string, s.state())
+STRATA_SHOW(reason, string, s.reason())
+STRATA_SHOW(replicas_connected, number, (std::uint64_t)s.connected_count())
+STRATA_SHOW(acked_file, string,
+            s.quorum_valid ? s.quorum.file : std::string())
+STRATA_SHOW(acked_pos, number, s.quorum_valid ? s.quorum.pos : 0)
+STRATA_SHOW(waits, number, s.n_waits)
+STRATA_SHOW(wait_time_us, number, s.wait_time_us)
+STRATA_SHOW(waiting_sessions, number, (std::uint64_t)s.waiting)
+STRATA_SHOW(acks, number, s.n_acks)
+STRATA_SHOW(timeouts, number, s.n_timeouts)
+STRATA_SHOW(degradations, number, s.n_degradations)
+STRATA_SHOW(unacked_commits, number, s.n_unacked_commits)
+
+#define STRATA_STATUS(name) \
+  {"Strata_sync_source_" #name, (char *)&show_##name, SHOW_FUNC, SHOW_SCOPE_GLOBAL}
+
+SHOW_VAR status_vars[] = {
+    STRATA_STATUS(state),        STRATA_STATUS(reason),
+    STRATA_STATUS(replicas_connected),
+    STRATA_STATUS(acked_file),   STRATA_STATUS(acked_pos),
+    STRATA_STATUS(waits),        STRATA_STATUS(wait_time_us),
+    STRATA_STATUS(waiting_sessions),
+    STRATA_STATUS(acks),         STRATA_STATUS(timeouts),
+    STRATA_STATUS(degradations), STRATA_STATUS(unacked_commits),
+    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
+};
+
+/* ---- plugin ------------------------------------------------------------ */
+
+int plugin_init(void *p) {
+  if (init_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs)) return 1;
+  PSI_stage_info *stages[] = {&stage_waiting_for_ack};
+  mysql_stage_register("strata_sync", stages, 1);
+  g_source = new Source();
+  if (g_source->start() || register_trans_observer(&trans_observer, p) ||
+      register_binlog_storage_observer(&storage_observer, p) ||
+      register_binlog_transmit_observer(&transmit_observer, p)) {
+    unregister_trans_observer(&trans_observer, p);
+    unregister_binlog_storage_observer(&storage_observer, p);
+    unregister_binlog_transmit_observer(&transmit_observer, p);
+    g_source->stop();
+    delete g_source;
+    g_source = nullptr;
+    deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+    return 1;
+  }
+  return 0;
+}
+
+int plugin_check_uninstall(void *) {
+  const std::size_t n =
+      g_source ? g_source->read([](Source &s) { return s.connected_count(); })
+               : 0;
+  if (n == 0) return 0;
+  my_error(ER_PLUGIN_CANNOT_BE_UNINSTALLED, MYF(0), "strata_sync_source",
+           "Stop the strong-sync replicas of this source first.");
+  return 1;
+}
+
+int plugin_deinit(void *p) {
+  if (g_source == nullptr) return 0;
+  unregister_trans_observer(&trans_observer, p);
+  unregister_binlog_storage_observer(&storage_observer, p);
+  unregister_binlog_transmit_observer(&transmit_observer, p);
+  g_source->stop();
+  delete g_source;
+  g_source = nullptr;
+  deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+  return 0;
+}
+
+Mysql_replication descriptor = {MYSQL_REPLICATION_INTERFACE_VERSION};
+
+}  // namespace
+}  // namespace strata::sync
+
+mysql_declare_plugin(strata_sync_source){
+    MYSQL_REPLICATION_PLUGIN,
+    &strata::sync::descriptor,
+    "strata_sync_source",
+    "Strata",
+    "Strong sync, source side: lossless AFTER_SYNC commits with an explicit "
+    "policy when replicas do not acknowledge.",
+    PLUGIN_LICENSE_GPL,
+    strata::sync::plugin_init,
+    strata::sync::plugin_check_uninstall,
+    strata::sync::plugin_deinit,
+    0x0100,
+    strata::sync::status_vars,
+    strata::sync::system_vars,
+    nullptr,
+    0,
+} mysql_declare_plugin_end;
