@@ -1,0 +1,731 @@
+// strata::redo: InnoDB's redo in a log-service volume (see redo.h for who
+// calls what, under which latch; docs/design/innodb-redo-to-logservice.md
+// for the design).
+//
+// Durability frontier: write_blocks() hands bytes to the volume (that is what
+// write_lsn means in remote mode); wait_durable() returns once the volume has
+// them durably, and only then does log_flush_low() publish
+// flushed_to_disk_lsn. So a commit acknowledged under
+// innodb_flush_log_at_trx_commit=1 is in the volume, and recovery reads it
+// back through read().
+//
+// Identity: the data directory is bound to its volume by the pointer file
+// #innodb_redo/#ib_redo0 (cluster_id, volume, volume_uuid, log_uuid), and the
+// volume's checkpoint record carries the same volume_uuid and log_uuid in its
+// metadata. Any mismatch refuses the start, naming both values. The pointer's
+// file header has a format number above Log_format::CURRENT, so a stock
+// server refuses the directory instead of recreating local redo over it.
+#include "redo.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <mysql/status_var.h>
+
+#include "backend.h"
+#include "log0chkp.h"
+#include "log0consumer.h"
+#include "log0files_governor.h"
+#include "log0files_io.h"
+#include "log0log.h"
+#include "log0meb.h"
+#include "log0sys.h"
+#include "meta.h"
+#include "srv0mon.h"
+#include "srv0srv.h"
+#include "ut0log.h"
+
+namespace strata::redo {
+
+char *cfg_addresses = nullptr;
+ulong cfg_transport = 0;
+uint cfg_write_quorum = 2;
+char *cfg_volume = nullptr;
+char *cfg_cluster_id = nullptr;
+char *cfg_secret_file = nullptr;
+char *cfg_secret = nullptr;
+unsigned long long cfg_max_inflight = 64ULL << 20;
+uint cfg_stall_timeout = 0;
+
+bool g_enabled = false;
+
+namespace {
+
+constexpr const char *kPointerCreator = "Strata log service";
+
+/* Set by validate_params(), read-only afterwards. */
+std::string g_dir_path;               // dir:// target, empty for a node list
+std::vector<std::string> g_nodes;     // host:port list
+std::string g_secret;                 // never logged
+
+/* The volume, from sys_init() to shutdown(). */
+std::unique_ptr<Backend> g_backend;
+Metadata g_meta;                      // as last written / read
+Pointer g_pointer;
+lsn_t g_checkpoint_lsn = 0;           // from the volume at start
+bool g_created_now = false;           // this process ran --initialize
+
+/* Status counters. */
+std::atomic<uint64_t> g_epoch{0};
+std::atomic<uint64_t> g_shipped_lsn{0};
+std::atomic<uint64_t> g_shipped_bytes{0};
+std::atomic<uint64_t> g_appends{0};
+std::atomic<uint64_t> g_tail_puts{0};
+std::atomic<uint64_t> g_durable_waits{0};
+std::atomic<uint64_t> g_durable_wait_us{0};
+std::atomic<uint64_t> g_checkpoint_written{0};
+std::atomic<uint64_t> g_released_lsn{0};
+
+std::string volume_name() { return cfg_volume != nullptr ? cfg_volume : ""; }
+std::string cluster_id() { return cfg_cluster_id != nullptr ? cfg_cluster_id : ""; }
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+/* Parses innodb_log_service_addresses into g_dir_path or g_nodes. */
+bool parse_addresses(const std::string &value, std::string *why) {
+  if (value.rfind("dir://", 0) == 0) {
+    g_dir_path = value.substr(6);
+    if (g_dir_path.empty()) {
+      *why = "dir:// needs a path, e.g. dir:///var/lib/strata/redo";
+      return false;
+    }
+    return true;
+  }
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    const auto comma = value.find(',', pos);
+    std::string node = trim(value.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    pos = comma == std::string::npos ? value.size() + 1 : comma + 1;
+    for (const char *scheme : {"tcp://", "rdma://", "auto://"}) {
+      if (node.rfind(scheme, 0) == 0) node = node.substr(strlen(scheme));
+    }
+    const auto colon = node.rfind(':');
+    if (node.empty() || colon == std::string::npos || colon == 0 ||
+        colon + 1 == node.size()) {
+      *why = "'" + node + "' is not host:port";
+      return false;
+    }
+    char *end = nullptr;
+    const unsigned long port = strtoul(node.c_str() + colon + 1, &end, 10);
+    if (*end != '\0' || port == 0 || port > 65535) {
+      *why = "'" + node + "' has no valid port";
+      return false;
+    }
+    g_nodes.push_back(node);
+  }
+  const size_t n = g_nodes.size();
+  if (cfg_write_quorum <= n / 2 || cfg_write_quorum > n) {
+    *why = "innodb_log_service_write_quorum=" + std::to_string(cfg_write_quorum) +
+           " must be between " + std::to_string(n / 2 + 1) + " and " +
+           std::to_string(n) + " for " + std::to_string(n) + " nodes";
+    return false;
+  }
+  return true;
+}
+
+bool read_secret(std::string *why) {
+  if (cfg_secret_file != nullptr && cfg_secret_file[0] != '\0') {
+    const int fd = ::open(cfg_secret_file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *why = std::string("cannot open innodb_log_service_secret_file ") +
+             cfg_secret_file + ": " + strerror(errno);
+      return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (st.st_mode & 077) != 0) {
+      ::close(fd);
+      *why = std::string("innodb_log_service_secret_file ") + cfg_secret_file +
+             " must not be readable by group or others (chmod 600)";
+      return false;
+    }
+    char buf[1024];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n <= 0) {
+      *why = std::string("innodb_log_service_secret_file ") + cfg_secret_file +
+             " is empty or unreadable";
+      return false;
+    }
+    g_secret = trim(std::string(buf, static_cast<size_t>(n)));
+    memset(buf, 0, sizeof buf);
+  } else if (cfg_secret != nullptr && cfg_secret[0] != '\0') {
+    g_secret = cfg_secret;
+    /* The value stays out of the process's variable from now on. */
+    memset(cfg_secret, 0, strlen(cfg_secret));
+  }
+  return true;
+}
+
+std::unique_ptr<Backend> make_backend() {
+  if (!g_dir_path.empty()) {
+    std::string path = g_dir_path;
+    if (path.back() != '/') path += '/';
+    return make_dir_backend(path + volume_name());
+  }
+  return nullptr;  // the log-service client backend: not in this build yet
+}
+
+/* Logs a backend error once, at the place it is handled. */
+void log_error(const std::string &what, const Status &s) {
+  ib::error(ER_IB_MSG_1259) << "log service volume " << g_backend->describe()
+                            << ": " << what << ": " << s.message();
+}
+
+[[noreturn]] void fatal(const std::string &what, const Status &s) {
+  if (s.code() == Code::kFenced) {
+    ib::fatal(UT_LOCATION_HERE, ER_IB_MSG_1259)
+        << "log service volume " << g_backend->describe()
+        << " was taken over by another writer (" << s.message()
+        << "); this server must stop";
+  }
+  ib::fatal(UT_LOCATION_HERE, ER_IB_MSG_1259)
+      << "log service volume " << g_backend->describe() << ": " << what
+      << " failed: " << s.message();
+  abort(); /* not reached: ib::fatal does not return */
+}
+
+Metadata metadata_for(const log_t &log) {
+  Metadata m = g_meta;
+  m.log_format = to_int(log.m_format);
+  m.creator = log.m_creator_name;
+  m.log_flags = log.m_log_flags;
+  m.log_uuid = log.m_log_uuid;
+  return m;
+}
+
+uint64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+dberr_t write_pointer_file(const log_t &log, lsn_t block_lsn) {
+  std::vector<byte> file(kPointerFileSize, 0);
+  Log_file_header header;
+  header.m_format = kPointerFileFormat;
+  header.m_start_lsn = block_lsn;
+  header.m_creator_name = kPointerCreator;
+  header.m_log_flags = 0;
+  header.m_log_uuid = log.m_log_uuid;
+  log_file_header_serialize(header, file.data());
+  if (!serialize_pointer(g_pointer, file.data() + OS_FILE_LOG_BLOCK_SIZE)) {
+    ib::error(ER_IB_MSG_1259) << "innodb_log_service_volume or _cluster_id is "
+                                 "too long for the pointer file";
+    return DB_ERROR;
+  }
+  const std::string tmp = log_file_path_for_unused_file(log.m_files_ctx, 0);
+  const std::string dst = log_file_path(log.m_files_ctx, 0);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  bool ok = fd >= 0 &&
+            ::write(fd, file.data(), file.size()) == static_cast<ssize_t>(file.size()) &&
+            ::fsync(fd) == 0;
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  ok = ok && ::rename(tmp.c_str(), dst.c_str()) == 0;
+  if (ok) {
+    const std::string dir = log_directory_path(log.m_files_ctx);
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ok = dfd >= 0 && ::fsync(dfd) == 0;
+    if (dfd >= 0) ::close(dfd);
+  }
+  if (!ok) {
+    ib::error(ER_IB_MSG_1259) << "cannot write the log service pointer file "
+                              << dst << ": " << strerror(err != 0 ? err : errno);
+    return DB_ERROR;
+  }
+  return DB_SUCCESS;
+}
+
+dberr_t read_pointer_file(const log_t &log) {
+  ut::vector<Log_file_id> ids;
+  if (log_list_existing_files(log.m_files_ctx, ids) != DB_SUCCESS) {
+    return DB_ERROR;
+  }
+  const std::string dir = log_directory_path(log.m_files_ctx);
+  if (ids.size() != 1 || ids[0] != 0) {
+    ib::error(ER_IB_MSG_1259)
+        << dir << " must hold exactly the log service pointer file #ib_redo0; "
+        << (ids.empty() ? "it is empty (was this data directory initialized "
+                          "with innodb_log_service_addresses?)"
+                        : "it holds local redo files; Strata with the log "
+                          "service cannot adopt local redo in this version");
+    return DB_ERROR;
+  }
+  const std::string path = log_file_path(log.m_files_ctx, 0);
+  byte buf[2 * OS_FILE_LOG_BLOCK_SIZE];
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf, 0) : -1;
+  if (fd >= 0) ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof buf)) {
+    ib::error(ER_IB_MSG_1259) << "cannot read the log service pointer file " << path;
+    return DB_ERROR;
+  }
+  Log_file_header header;
+  if (!log_file_header_deserialize(buf, header)) {
+    ib::error(ER_IB_MSG_1259) << path << ": header checksum mismatch";
+    return DB_ERROR;
+  }
+  if (header.m_format != kPointerFileFormat) {
+    ib::error(ER_IB_MSG_1259)
+        << "this data directory has local redo (" << path
+        << "); Strata with the log service cannot adopt local redo in this version";
+    return DB_ERROR;
+  }
+  std::string why;
+  if (!parse_pointer(buf + OS_FILE_LOG_BLOCK_SIZE, OS_FILE_LOG_BLOCK_SIZE, &g_pointer, &why)) {
+    ib::error(ER_IB_MSG_1259) << path << ": " << why;
+    return DB_ERROR;
+  }
+  if (g_pointer.volume != volume_name() || g_pointer.cluster_id != cluster_id()) {
+    ib::error(ER_IB_MSG_1259)
+        << "this data directory belongs to log service volume '" << g_pointer.volume
+        << "' of cluster '" << g_pointer.cluster_id
+        << "', but innodb_log_service_volume='" << volume_name()
+        << "' and innodb_log_service_cluster_id='" << cluster_id() << "'";
+    return DB_ERROR;
+  }
+  return DB_SUCCESS;
+}
+
+dberr_t sys_init_create(log_t &log, lsn_t flushed_lsn, lsn_t &new_files_lsn) {
+  Checkpoint cp;
+  Status s = g_backend->read_checkpoint(&cp);
+  bool overwrite = false;
+  if (s.ok()) {
+    Metadata old;
+    std::string why;
+    if (parse_metadata(cp.metadata, &old, &why) && old.bootstrap_complete) {
+      ib::error(ER_IB_MSG_1259)
+          << "log service volume " << g_backend->describe()
+          << " already holds the redo of log_uuid " << old.log_uuid
+          << " (volume_uuid " << old.volume_uuid
+          << "); use another innodb_log_service_volume or remove that volume";
+      return DB_ERROR;
+    }
+    overwrite = true;
+    ib::warn(ER_IB_MSG_1260) << "log service volume " << g_backend->describe()
+                             << " holds an unfinished initialization; overwriting it";
+  } else if (s.code() != Code::kNotFound) {
+    log_error("reading the checkpoint record", s);
+    return DB_ERROR;
+  }
+
+  log_files_initialize_on_empty_redo(log);
+  ut_a(log.m_format == Log_format::CURRENT);
+  log.m_log_flags = Log_flags{0};
+  log_file_header_set_flag(log.m_log_flags, LOG_HEADER_FLAG_NOT_INITIALIZED);
+  log.m_log_uuid = log_generate_uuid();
+
+  WriterInfo info;
+  s = g_backend->acquire_writer(&info);
+  if (!s.ok()) {
+    log_error("becoming its writer", s);
+    return DB_ERROR;
+  }
+  g_epoch.store(info.epoch);
+  if (overwrite || info.log_end > 0) {
+    s = g_backend->truncate(0);
+    if (!s.ok()) {
+      log_error("emptying it", s);
+      return DB_ERROR;
+    }
+  }
+
+  /* The first, empty block, as log_files_write_first_data_block_low() makes it. */
+  ut_a(flushed_lsn % OS_FILE_LOG_BLOCK_SIZE == LOG_BLOCK_HDR_SIZE);
+  const lsn_t block_lsn = flushed_lsn - LOG_BLOCK_HDR_SIZE;
+  Log_data_block_header block_header;
+  block_header.set_lsn(block_lsn);
+  block_header.m_first_rec_group = block_header.m_data_len = LOG_BLOCK_HDR_SIZE;
+  byte block[OS_FILE_LOG_BLOCK_SIZE] = {};
+  log_data_block_header_serialize(block_header, block);
+  memcpy(log.buf + block_lsn % log.buf_size, block, OS_FILE_LOG_BLOCK_SIZE);
+  s = g_backend->put_tail(block_lsn, block, flushed_lsn);
+  if (s.ok()) s = g_backend->wait_durable(flushed_lsn);
+  if (!s.ok()) {
+    log_error("writing the first block", s);
+    return DB_ERROR;
+  }
+
+  g_meta = Metadata{};
+  g_meta.volume_uuid = new_uuid();
+  g_meta.initial_lsn = flushed_lsn;
+  g_meta.created_at = now_seconds();
+  g_meta.bootstrap_complete = false;
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  g_meta.created_by = host;
+
+  ut_a(log.last_checkpoint_lsn.load() == 0);
+  log.last_checkpoint_lsn.store(flushed_lsn);
+  if (write_checkpoint(log, flushed_lsn) != DB_SUCCESS) {
+    return DB_ERROR;
+  }
+
+  g_pointer = Pointer{};
+  g_pointer.log_uuid = log.m_log_uuid;
+  g_pointer.initial_lsn = flushed_lsn;
+  g_pointer.created_at = g_meta.created_at;
+  g_pointer.cluster_id = cluster_id();
+  g_pointer.volume = volume_name();
+  g_pointer.volume_uuid = g_meta.volume_uuid;
+  if (write_pointer_file(log, block_lsn) != DB_SUCCESS) {
+    return DB_ERROR;
+  }
+
+  /* Clears NOT_INITIALIZED through log_files_persist_flags (H8). */
+  log_persist_initialized(log);
+  g_created_now = true;
+  g_checkpoint_lsn = flushed_lsn;
+  ib::info(ER_IB_MSG_LOG_FILES_INITIALIZED, ulonglong{flushed_lsn});
+  ib::info(ER_IB_MSG_1258) << "InnoDB redo is in log service volume "
+                           << g_backend->describe() << " (volume_uuid "
+                           << g_meta.volume_uuid << ", epoch " << info.epoch << ")";
+  new_files_lsn = flushed_lsn;
+  return DB_SUCCESS;
+}
+
+dberr_t sys_init_existing(log_t &log) {
+  if (read_pointer_file(log) != DB_SUCCESS) {
+    return DB_ERROR;
+  }
+  Checkpoint cp;
+  Status s = g_backend->read_checkpoint(&cp);
+  if (s.code() == Code::kNotFound) {
+    ib::error(ER_IB_MSG_1259)
+        << "log service volume " << g_backend->describe()
+        << " is empty, but this data directory was initialized against it "
+           "(volume_uuid "
+        << g_pointer.volume_uuid << ")";
+    return DB_ERROR;
+  }
+  if (!s.ok()) {
+    log_error("reading the checkpoint record", s);
+    return DB_ERROR;
+  }
+  std::string why;
+  if (!parse_metadata(cp.metadata, &g_meta, &why)) {
+    ib::error(ER_IB_MSG_1259) << "log service volume " << g_backend->describe()
+                              << ": checkpoint metadata: " << why;
+    return DB_ERROR;
+  }
+  if (g_meta.volume_uuid != g_pointer.volume_uuid || g_meta.log_uuid != g_pointer.log_uuid) {
+    ib::error(ER_IB_MSG_1259)
+        << "log service volume " << g_backend->describe() << " holds volume_uuid "
+        << g_meta.volume_uuid << " log_uuid " << g_meta.log_uuid
+        << ", but this data directory belongs to volume_uuid " << g_pointer.volume_uuid
+        << " log_uuid " << g_pointer.log_uuid;
+    return DB_ERROR;
+  }
+  if (g_meta.log_format != to_int(Log_format::CURRENT)) {
+    ib::error(ER_IB_MSG_1259) << "log service volume " << g_backend->describe()
+                              << " has redo format " << g_meta.log_format
+                              << ", this server writes " << to_int(Log_format::CURRENT);
+    return DB_ERROR;
+  }
+  if (log_file_header_check_flag(g_meta.log_flags, LOG_HEADER_FLAG_NOT_INITIALIZED)) {
+    ib::error(ER_IB_MSG_1259) << "log service volume " << g_backend->describe()
+                              << " was not completely initialized; run --initialize again";
+    return DB_ERROR;
+  }
+  log.m_format = Log_format::CURRENT;
+  log.m_creator_name = g_meta.creator;
+  log.m_log_flags = g_meta.log_flags;
+  log.m_log_uuid = g_meta.log_uuid;
+  g_checkpoint_lsn = cp.lsn;
+  g_checkpoint_written.store(cp.lsn);
+  g_epoch.store(cp.epoch);
+  return DB_SUCCESS;
+}
+
+}  // namespace
+
+bool validate_params() {
+  g_enabled = false;
+  if (cfg_addresses == nullptr || cfg_addresses[0] == '\0') {
+    return true;
+  }
+  std::string why;
+  if (!parse_addresses(trim(cfg_addresses), &why)) {
+    ib::error(ER_IB_MSG_1259) << "innodb_log_service_addresses: " << why;
+    return false;
+  }
+  if (g_dir_path.empty()) {
+    ib::error(ER_IB_MSG_1259)
+        << "innodb_log_service_addresses: this build reaches log service nodes "
+           "only through dir://PATH";
+    return false;
+  }
+  if (volume_name().empty() || volume_name().find('/') != std::string::npos ||
+      volume_name()[0] == '.') {
+    ib::error(ER_IB_MSG_1259) << "innodb_log_service_volume must be a plain name";
+    return false;
+  }
+  if (srv_redo_log_encrypt) {
+    ib::error(ER_IB_MSG_1259)
+        << "innodb_redo_log_encrypt is not supported with innodb_log_service_addresses";
+    return false;
+  }
+  if (!read_secret(&why)) {
+    ib::error(ER_IB_MSG_1259) << why;
+    return false;
+  }
+  g_enabled = true;
+  return true;
+}
+
+dberr_t sys_init(log_t &log, bool expect_no_files, lsn_t flushed_lsn,
+                 lsn_t &new_files_lsn) {
+  new_files_lsn = 0;
+  if (srv_force_recovery >= SRV_FORCE_NO_LOG_REDO && !expect_no_files) {
+    /* As upstream: no redo at all; the volume is not touched. */
+    return DB_SUCCESS;
+  }
+  g_backend = make_backend();
+  ut_a(g_backend != nullptr);
+  const Status s = g_backend->open(expect_no_files);
+  if (!s.ok()) {
+    log_error("opening", s);
+    return DB_ERROR;
+  }
+  return expect_no_files ? sys_init_create(log, flushed_lsn, new_files_lsn)
+                         : sys_init_existing(log);
+}
+
+size_t how_much_to_write(size_t buffer_size, bool &write_from_log_buffer) {
+  /* No files, no write-ahead: everything ready, up to 1 MiB per call. */
+  size_t size = std::min<size_t>(buffer_size, 1024 * 1024);
+  write_from_log_buffer = size >= OS_FILE_LOG_BLOCK_SIZE;
+  if (write_from_log_buffer) {
+    size = ut_uint64_align_down(size, OS_FILE_LOG_BLOCK_SIZE);
+    MONITOR_INC(MONITOR_LOG_FULL_BLOCK_WRITES);
+  } else {
+    MONITOR_INC(MONITOR_LOG_PARTIAL_BLOCK_WRITES);
+  }
+  return size;
+}
+
+dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
+                     lsn_t end_lsn) {
+  ut_ad(log_writer_mutex_own(log));
+  ut_a(start_lsn % OS_FILE_LOG_BLOCK_SIZE == 0);
+  ut_a(size % OS_FILE_LOG_BLOCK_SIZE == 0);
+  ut_a(end_lsn > start_lsn && end_lsn <= start_lsn + size);
+  const lsn_t full_end = ut_uint64_align_down(end_lsn, OS_FILE_LOG_BLOCK_SIZE);
+  if (full_end > start_lsn) {
+    const Status s = g_backend->append(start_lsn, buf, full_end - start_lsn);
+    if (!s.ok()) fatal("appending redo", s);
+    g_appends.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (end_lsn > full_end) {
+    const Status s = g_backend->put_tail(full_end, buf + (full_end - start_lsn), end_lsn);
+    if (!s.ok()) fatal("writing the tail block", s);
+    g_tail_puts.fetch_add(1, std::memory_order_relaxed);
+  }
+  g_shipped_bytes.fetch_add(size, std::memory_order_relaxed);
+  g_shipped_lsn.store(end_lsn, std::memory_order_relaxed);
+  meb::redo_log_archive_produce(buf, size);
+  return DB_SUCCESS;
+}
+
+void wait_durable(log_t &, lsn_t lsn) {
+  const auto start = std::chrono::steady_clock::now();
+  const Status s = g_backend->wait_durable(lsn);
+  if (!s.ok()) fatal("waiting for durable redo", s);
+  g_durable_waits.fetch_add(1, std::memory_order_relaxed);
+  g_durable_wait_us.fetch_add(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - start)
+          .count(),
+      std::memory_order_relaxed);
+}
+
+dberr_t write_checkpoint(log_t &log, lsn_t lsn) {
+  const Metadata m = metadata_for(log);
+  const Status s = g_backend->write_checkpoint(lsn, serialize_metadata(m));
+  if (s.code() == Code::kFenced) fatal("writing a checkpoint", s);
+  if (!s.ok()) {
+    log_error("writing a checkpoint", s);
+    return DB_ERROR;
+  }
+  g_meta = m;
+  g_checkpoint_written.store(lsn, std::memory_order_relaxed);
+  return DB_SUCCESS;
+}
+
+dberr_t persist_flags(log_t &log, Log_flags flags) {
+  const Log_flags old = log.m_log_flags;
+  log.m_log_flags = flags;
+  const dberr_t err = write_checkpoint(log, log.last_checkpoint_lsn.load());
+  if (err != DB_SUCCESS) log.m_log_flags = old;
+  return err;
+}
+
+dberr_t recovery_begin(log_t &log, lsn_t flushed_lsn, lsn_t &checkpoint_lsn) {
+  lsn_t log_end = 0;
+  if (!srv_read_only_mode) {
+    WriterInfo info;
+    const Status s = g_backend->acquire_writer(&info);
+    if (!s.ok()) {
+      log_error("becoming its writer", s);
+      return DB_ERROR;
+    }
+    g_epoch.store(info.epoch);
+    log_end = info.log_end;
+    if (flushed_lsn > log_end) {
+      ib::error(ER_IB_MSG_1259)
+          << "the data files (flushed_lsn " << flushed_lsn
+          << ") are newer than the redo in log service volume "
+          << g_backend->describe() << " (it ends at " << log_end
+          << "); refusing to start on a stale volume";
+      return DB_ERROR;
+    }
+  }
+  checkpoint_lsn = g_checkpoint_lsn;
+  log.last_checkpoint_lsn.store(checkpoint_lsn);
+  ib::info(ER_IB_MSG_1258) << "Using checkpoint LSN " << checkpoint_lsn
+                           << " of log service volume " << g_backend->describe()
+                           << " (epoch " << g_epoch.load() << ", log ends at "
+                           << log_end << ")";
+  return DB_SUCCESS;
+}
+
+lsn_t read(log_t &log, byte *buf, lsn_t start_lsn, lsn_t end_lsn) {
+  ut_a(start_lsn < end_lsn);
+  size_t got = 0;
+  const Status s = g_backend->read(start_lsn, buf, end_lsn - start_lsn, &got);
+  if (!s.ok()) {
+    log_error("reading redo at " + std::to_string(start_lsn), s);
+    return 0;
+  }
+  ++log.n_log_ios;
+  return start_lsn + got;
+}
+
+dberr_t read_block(log_t &, lsn_t block_lsn, byte *block) {
+  size_t got = 0;
+  const Status s = g_backend->read(block_lsn, block, OS_FILE_LOG_BLOCK_SIZE, &got);
+  if (!s.ok()) {
+    log_error("reading the block at " + std::to_string(block_lsn), s);
+    return DB_ERROR;
+  }
+  if (got < OS_FILE_LOG_BLOCK_SIZE) {
+    /* The log ends exactly at this block: log_start() fills in its header. */
+    memset(block, 0, OS_FILE_LOG_BLOCK_SIZE);
+  }
+  return DB_SUCCESS;
+}
+
+dberr_t start_writer(log_t &log) {
+  ut_a(!srv_read_only_mode);
+  const lsn_t start_lsn = log.write_lsn.load();
+  const lsn_t block_lsn = ut_uint64_align_down(start_lsn, OS_FILE_LOG_BLOCK_SIZE);
+  ut_a(start_lsn > block_lsn);
+  const byte *block = log.buf + block_lsn % log.buf_size;
+  /* First the trimmed block becomes the tail, then what a crashed writer
+  left after it goes: a crash in between recovers to the same LSN, because
+  the scan stops at the trimmed (partial) block either way. */
+  Status s = g_backend->put_tail(block_lsn, block, start_lsn);
+  if (s.ok()) s = g_backend->wait_durable(start_lsn);
+  if (s.ok()) s = g_backend->truncate(block_lsn + OS_FILE_LOG_BLOCK_SIZE);
+  if (!s.ok()) {
+    log_error("preparing the tail at " + std::to_string(start_lsn), s);
+    return DB_ERROR;
+  }
+  g_shipped_lsn.store(start_lsn);
+  if (!g_created_now && !g_meta.bootstrap_complete) {
+    g_meta.bootstrap_complete = true;
+    if (write_checkpoint(log, log.last_checkpoint_lsn.load()) != DB_SUCCESS) {
+      return DB_ERROR;
+    }
+  }
+  return DB_SUCCESS;
+}
+
+void governor_tick(log_t &log) {
+  lsn_t oldest = 0;
+  if (log_consumer_get_oldest(log, oldest) == nullptr) return;
+  oldest = std::min<lsn_t>(oldest, log.last_checkpoint_lsn.load());
+  const lsn_t upto = ut_uint64_align_down(oldest, OS_FILE_LOG_BLOCK_SIZE);
+  if (upto <= g_released_lsn.load(std::memory_order_relaxed)) return;
+  const Status s = g_backend->release(upto);
+  if (!s.ok()) {
+    static std::atomic<bool> logged{false};
+    if (!logged.exchange(true)) log_error("releasing space", s);
+    return;
+  }
+  g_released_lsn.store(upto, std::memory_order_relaxed);
+}
+
+void shutdown() {
+  g_backend.reset();
+  g_secret.assign(g_secret.size(), '\0');
+}
+
+/* SHOW STATUS LIKE 'Innodb_log_service%': an empty array unless enabled,
+so upstream results do not change. */
+namespace {
+char status_text[16] = "OFF";
+char *status_ptr = status_text;
+long long st_epoch, st_shipped_lsn, st_shipped_bytes, st_durable_lsn,
+    st_checkpoint_lsn, st_released_lsn, st_appends, st_tail_puts,
+    st_durable_waits, st_durable_wait_avg_us;
+
+SHOW_VAR status_vars[] = {
+    {"status", (char *)&status_ptr, SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
+    {"epoch", (char *)&st_epoch, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"shipped_lsn", (char *)&st_shipped_lsn, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"shipped_bytes", (char *)&st_shipped_bytes, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"durable_lsn", (char *)&st_durable_lsn, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"checkpoint_lsn", (char *)&st_checkpoint_lsn, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"trimmed_lsn", (char *)&st_released_lsn, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"appends", (char *)&st_appends, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"tail_writes", (char *)&st_tail_puts, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"durable_waits", (char *)&st_durable_waits, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"durable_wait_avg_us", (char *)&st_durable_wait_avg_us, SHOW_LONGLONG,
+     SHOW_SCOPE_GLOBAL},
+    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+SHOW_VAR no_status_vars[] = {{nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+}  // namespace
+
+int show_status(THD *, SHOW_VAR *var, char *) {
+  var->type = SHOW_ARRAY;
+  var->scope = SHOW_SCOPE_GLOBAL;
+  if (!enabled() || g_backend == nullptr) {
+    var->value = (char *)&no_status_vars;
+    return 0;
+  }
+  strcpy(status_text, "OK");
+  st_epoch = static_cast<long long>(g_epoch.load());
+  st_shipped_lsn = static_cast<long long>(g_shipped_lsn.load());
+  st_shipped_bytes = static_cast<long long>(g_shipped_bytes.load());
+  st_durable_lsn = static_cast<long long>(g_backend->durable_lsn());
+  st_checkpoint_lsn = static_cast<long long>(g_checkpoint_written.load());
+  st_released_lsn = static_cast<long long>(g_released_lsn.load());
+  st_appends = static_cast<long long>(g_appends.load());
+  st_tail_puts = static_cast<long long>(g_tail_puts.load());
+  const uint64_t waits = g_durable_waits.load();
+  st_durable_waits = static_cast<long long>(waits);
+  st_durable_wait_avg_us =
+      waits == 0 ? 0 : static_cast<long long>(g_durable_wait_us.load() / waits);
+  var->value = (char *)&status_vars;
+  return 0;
+}
+
+}  // namespace strata::redo
