@@ -30,6 +30,15 @@ inline constexpr std::uint8_t kEventMagic = 0xA7;  // semisync uses 0xEF
 inline constexpr std::uint8_t kFlagAckRequested = 0x01;
 inline constexpr std::size_t kEventHeaderSize = 2;
 
+/* The replica also acknowledges every heartbeat event (types 27 and 41, at
+   byte kEventTypeOffset of the event): a heartbeat carries the position up
+   to which the source has sent or skipped (GTID auto-position) events, so
+   its ack covers commits the replica already had and was never asked for,
+   and it lets an idle source see a replica catch up. */
+inline constexpr std::size_t kEventTypeOffset = 4;
+inline constexpr std::uint8_t kHeartbeatType = 27;
+inline constexpr std::uint8_t kHeartbeatV2Type = 41;
+
 inline constexpr std::uint8_t kAckMagic = 0xA8;
 inline constexpr std::size_t kAckMagicOffset = 0;
 inline constexpr std::size_t kAckVersionOffset = 1;

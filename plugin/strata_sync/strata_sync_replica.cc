@@ -25,6 +25,7 @@
 #include <mysql/components/services/log_builtins.h>
 #include <mysql/plugin.h>
 #include "my_inttypes.h"
+#include "mysql/binlog/event/binlog_event.h"
 #include "mysqld_error.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
 #include "sql/replication.h"
@@ -37,6 +38,11 @@ namespace strata::sync {
 namespace {
 
 namespace wire = strata::sync::wire;
+
+static_assert(wire::kHeartbeatType == mysql::binlog::event::HEARTBEAT_LOG_EVENT);
+static_assert(wire::kHeartbeatV2Type ==
+              mysql::binlog::event::HEARTBEAT_LOG_EVENT_V2);
+static_assert(wire::kEventTypeOffset == EVENT_TYPE_OFFSET);
 
 bool opt_enabled = false;
 std::atomic<long long> n_acks_sent{0};
@@ -123,6 +129,12 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
     return 1;
   }
   tl_need_ack = (p[1] & wire::kFlagAckRequested) != 0;
+  if (len > wire::kEventHeaderSize + wire::kEventTypeOffset) {
+    const unsigned char type =
+        p[wire::kEventHeaderSize + wire::kEventTypeOffset];
+    if (type == wire::kHeartbeatType || type == wire::kHeartbeatV2Type)
+      tl_need_ack = true;
+  }
   *event_buf = packet + wire::kEventHeaderSize;
   *event_len = len - wire::kEventHeaderSize;
   return 0;

@@ -139,7 +139,8 @@ class Source {
   void after_flush(const char *file, my_off_t pos);
   void after_sync(const char *file, my_off_t pos);
   void after_commit(Trans_param *param);
-  int transmit_start(Binlog_transmit_param *param);
+  int transmit_start(Binlog_transmit_param *param, const char *file,
+                     my_off_t pos);
   void transmit_stop();
   bool before_send_event(const char *file, my_off_t pos);
   void reset();
@@ -525,7 +526,8 @@ void Source::read_acks(std::uint64_t id, Replica &r) {
 
 /* ---- dump threads ------------------------------------------------------ */
 
-int Source::transmit_start(Binlog_transmit_param *param) {
+int Source::transmit_start(Binlog_transmit_param *param, const char *file,
+                           my_off_t pos) {
   long long version = 0;
   int null_value = 0;
   get_user_var_int(wire::kHandshakeVariable, &version, &null_value);
@@ -555,6 +557,13 @@ int Source::transmit_start(Binlog_transmit_param *param) {
     Replica &r = replicas[tl_replica_id];
     r.server_id = param->server_id;
     r.fd = vio_fd(net->vio);
+    // A replica asking from (file, pos) has everything before it. With GTID
+    // auto-position there is no file; its first heartbeat ack says the same.
+    if (file != nullptr && *file != '\0' && pos > 4) {
+      r.acked = Pos{basename_of(file), pos};
+      r.has_ack = true;
+      recompute_quorum();
+    }
   }
   tl_last_flagged = false;
   wake_receiver();
@@ -659,8 +668,9 @@ int on_after_commit(Trans_param *param) {
   return 0;
 }
 
-int on_transmit_start(Binlog_transmit_param *param, const char *, my_off_t) {
-  return g_source->transmit_start(param);
+int on_transmit_start(Binlog_transmit_param *param, const char *file,
+                      my_off_t pos) {
+  return g_source->transmit_start(param, file, pos);
 }
 
 int on_transmit_stop(Binlog_transmit_param *) {
