@@ -140,8 +140,14 @@ class DirBackend final : public Backend {
   std::string describe() const override { return "dir://" + path_; }
 
   Status open(bool create) override {
-    if (create && ::mkdir(path_.c_str(), 0750) != 0 && errno != EEXIST)
-      return io_error("mkdir", path_, errno);
+    if (create) {  // mkdir -p: the volume's parent may not exist yet
+      for (std::size_t pos = 0; pos != std::string::npos;) {
+        pos = path_.find('/', pos + 1);
+        const std::string part = path_.substr(0, pos);
+        if (::mkdir(part.c_str(), 0750) != 0 && errno != EEXIST)
+          return io_error("mkdir", part, errno);
+      }
+    }
     struct stat st;
     if (::stat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       return Status(Code::kUnavailable, "volume directory " + path_ + " does not exist");

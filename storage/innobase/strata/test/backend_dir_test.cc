@@ -24,7 +24,7 @@ class DirBackendTest : public ::testing::Test {
     std::string templ = std::string(tmp != nullptr ? tmp : "/tmp") + "/redo_dir_test.XXXXXX";
     ASSERT_NE(::mkdtemp(templ.data()), nullptr);
     root_ = templ;
-    vol_ = root_ + "/vol";
+    vol_ = root_ + "/parent/vol";  // open(create) makes missing parents
   }
   void TearDown() override { fs::remove_all(root_); }
 
