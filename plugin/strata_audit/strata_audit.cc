@@ -1,0 +1,806 @@
+// strata_audit: the server side of the audit log plugin (plugin name
+// "audit_log", library strata_audit.so). See docs/audit_log.md.
+//
+// This file is the only one that sees MySQL headers. It turns audit API
+// events into strata_audit::Record values, applies the filter, and hands
+// them to the AuditLog sink in core/ (which orders, formats, buffers and
+// writes them). It also owns the audit_log_* system variables (validated
+// here; only accounts with AUDIT_ADMIN may change them, and every change is
+// itself recorded) and the Audit_log_* status variables.
+//
+// Threads: event_notify() runs in session threads, concurrently. It reads
+// the current Filter through an atomic shared_ptr (replaced as a whole on
+// SET GLOBAL) and plain atomics for the other runtime settings; it never
+// takes a server lock. Updates of variables run under the server's
+// LOCK_global_system_variables, so they are serialised with each other.
+// No exception leaves this file: each entry point catches everything.
+
+#include <mysql/components/my_service.h>
+#include <mysql/components/services/dynamic_privilege.h>
+#include <mysql/plugin.h>
+#include <mysql/plugin_audit.h>
+#include <mysql/service_plugin_registry.h>
+#include <mysqld_error.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "my_systime.h"
+#include "typelib.h"
+#include "mysql/strings/m_ctype.h"
+#include "sql/auth/sql_security_ctx.h"
+#include "sql/mysqld.h"
+#include "sql/sql_class.h"
+
+#include "core/audit_log.h"
+#include "core/filter.h"
+#include "core/query_text.h"
+
+namespace {
+
+using strata_audit::AuditLog;
+using strata_audit::EventKind;
+using strata_audit::Filter;
+using strata_audit::FilterSpec;
+using strata_audit::Record;
+
+constexpr char kAdminPrivilege[] = "AUDIT_ADMIN";
+
+MYSQL_PLUGIN g_plugin = nullptr;
+SERVICE_TYPE(registry) *g_registry = nullptr;
+SERVICE_TYPE(global_grants_check) *g_grants = nullptr;
+
+AuditLog *g_log = nullptr;  // set in init, cleared in deinit
+std::atomic<std::shared_ptr<const Filter>> g_filter;
+std::vector<std::string> g_command_names;  // index = enum_sql_command
+std::unordered_map<std::string, size_t> g_command_index;
+
+std::atomic<uint64_t> g_max_query_length{0};
+std::atomic<bool> g_redact{false};
+std::atomic<bool> g_table_access{false};
+std::atomic<uint64_t> g_events{0};           // events seen
+std::atomic<uint64_t> g_events_filtered{0};  // events the filter skipped
+
+// ---- system variables: storage ----
+
+char *sv_file = nullptr;
+ulong sv_format = 0;    // JSON
+ulong sv_strategy = 0;  // ASYNCHRONOUS
+ulonglong sv_buffer_size = 1 << 20;
+ulong sv_policy = 0;  // ALL
+ulonglong sv_rotate_on_size = 0;
+ulong sv_rotations = 0;
+bool sv_flush = false;
+char *sv_include_accounts = nullptr;
+char *sv_exclude_accounts = nullptr;
+char *sv_include_databases = nullptr;
+char *sv_exclude_databases = nullptr;
+char *sv_include_commands = nullptr;
+char *sv_exclude_commands = nullptr;
+ulonglong sv_max_query_length = 0;
+bool sv_redact_literals = false;
+bool sv_table_access = false;
+
+const char *format_names[] = {"JSON", "CSV", "OLD", nullptr};
+TYPELIB format_typelib = {3, "audit_log_format", format_names, nullptr};
+const char *strategy_names[] = {"ASYNCHRONOUS", "PERFORMANCE",
+                                "SEMISYNCHRONOUS", "SYNCHRONOUS", nullptr};
+TYPELIB strategy_typelib = {4, "audit_log_strategy", strategy_names, nullptr};
+const char *policy_names[] = {"ALL", "LOGINS", "QUERIES", "NONE", nullptr};
+TYPELIB policy_typelib = {4, "audit_log_policy", policy_names, nullptr};
+
+// ---- helpers ----
+
+std::string_view sv(const char *s) { return s ? std::string_view(s) : ""; }
+std::string_view sv(const LEX_CSTRING &s) {
+  return s.str ? std::string_view(s.str, s.length) : "";
+}
+
+void log_message(bool error, const std::string &msg) {
+  if (g_plugin == nullptr) return;
+  my_plugin_log_message(&g_plugin,
+                        error ? MY_ERROR_LEVEL : MY_WARNING_LEVEL, "%s",
+                        msg.c_str());
+}
+
+FilterSpec current_spec() {
+  FilterSpec s;
+  s.policy = static_cast<strata_audit::Policy>(sv_policy);
+  s.include_accounts = sv(sv_include_accounts);
+  s.exclude_accounts = sv(sv_exclude_accounts);
+  s.include_databases = sv(sv_include_databases);
+  s.exclude_databases = sv(sv_exclude_databases);
+  s.include_commands = sv(sv_include_commands);
+  s.exclude_commands = sv(sv_exclude_commands);
+  return s;
+}
+
+// The account fields of the session's security context.
+void fill_account(MYSQL_THD thd, Record *r) {
+  Security_context *sctx = thd->security_context();
+  if (sctx == nullptr) return;
+  r->user = sv(sctx->user());
+  r->priv_user = sv(sctx->priv_user());
+  r->host = sv(sctx->host());
+  r->ip = sv(sctx->ip());
+  r->os_user = sv(sctx->external_user());
+  r->proxy_user = sv(sctx->proxy_user());
+}
+
+// Changing audit settings needs AUDIT_ADMIN (on top of what SET GLOBAL
+// itself needs: SYSTEM_VARIABLES_ADMIN or SUPER).
+bool deny_without_admin(MYSQL_THD thd) {
+  Security_context *sctx = thd ? thd->security_context() : nullptr;
+  if (sctx == nullptr || g_grants == nullptr) return false;
+  if (g_grants->has_global_grant(
+          reinterpret_cast<Security_context_handle>(sctx), kAdminPrivilege,
+          sizeof(kAdminPrivilege) - 1))
+    return false;
+  my_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, MYF(0), kAdminPrivilege);
+  return true;
+}
+
+void refuse(const char *var, std::string_view value, const std::string &why) {
+  const std::string v(value);
+  my_printf_error(ER_WRONG_VALUE_FOR_VAR,
+                  "Variable '%s' can't be set to the value of '%s': %s",
+                  MYF(0), var, v.c_str(), why.c_str());
+}
+
+// Records a settings change; never filtered.
+void audit_setting(MYSQL_THD thd, const char *var, std::string_view value) {
+  if (g_log == nullptr) return;
+  Record r;
+  r.kind = EventKind::kAuditConfig;
+  r.connection_id = thd ? static_cast<uint64_t>(thd->thread_id()) : 0;
+  if (thd) fill_account(thd, &r);
+  const std::string name = std::string("audit_log_") + var;
+  r.variable = name;
+  r.value = value;
+  g_log->append(r);
+}
+
+// ---- system variables: check and update functions ----
+
+int check_enum(MYSQL_THD thd, TYPELIB *lib, void *save,
+               st_mysql_value *value, const char *var) {
+  if (deny_without_admin(thd)) return 1;
+  long long idx = -1;
+  if (value->value_type(value) == MYSQL_VALUE_TYPE_STRING) {
+    char buf[64];
+    int len = sizeof(buf);
+    const char *str = value->val_str(value, buf, &len);
+    if (str == nullptr) {
+      refuse(var, "NULL", "a value is required");
+      return 1;
+    }
+    for (unsigned i = 0; i < lib->count; ++i) {
+      if (len == static_cast<int>(strlen(lib->type_names[i])) &&
+          strncasecmp(str, lib->type_names[i], len) == 0)
+        idx = i;
+    }
+    if (idx < 0) {
+      std::string allowed;
+      for (unsigned i = 0; i < lib->count; ++i)
+        allowed += std::string(i ? ", " : "") + lib->type_names[i];
+      refuse(var, std::string_view(str, len), "allowed values are " + allowed);
+      return 1;
+    }
+  } else {
+    value->val_int(value, &idx);
+    if (idx < 0 || idx >= static_cast<long long>(lib->count)) {
+      refuse(var, std::to_string(idx), "out of range");
+      return 1;
+    }
+  }
+  *static_cast<ulong *>(save) = static_cast<ulong>(idx);
+  return 0;
+}
+
+int check_policy(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *v) {
+  return check_enum(thd, &policy_typelib, save, v, "audit_log_policy");
+}
+
+void rebuild_filter(MYSQL_THD thd) {
+  std::string error;
+  auto f = Filter::build(current_spec(), g_command_names, &error);
+  if (!f) {
+    // Only reachable when two sessions race on conflicting lists: keep the
+    // previous filter and say so.
+    push_warning_printf(thd, Sql_condition::SL_WARNING, ER_WRONG_ARGUMENTS,
+                        "audit log filter unchanged: %s", error.c_str());
+    return;
+  }
+  g_filter.store(std::move(f));
+}
+
+void update_policy(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  *static_cast<ulong *>(tgt) = *static_cast<const ulong *>(save);
+  rebuild_filter(thd);
+  audit_setting(thd, "policy", policy_names[sv_policy]);
+}
+
+struct ListVar {
+  char **slot;
+  const char *name;  // without the audit_log_ prefix
+  std::string FilterSpec::*field;
+};
+
+const ListVar kListVars[] = {
+    {&sv_include_accounts, "include_accounts", &FilterSpec::include_accounts},
+    {&sv_exclude_accounts, "exclude_accounts", &FilterSpec::exclude_accounts},
+    {&sv_include_databases, "include_databases",
+     &FilterSpec::include_databases},
+    {&sv_exclude_databases, "exclude_databases",
+     &FilterSpec::exclude_databases},
+    {&sv_include_commands, "include_commands", &FilterSpec::include_commands},
+    {&sv_exclude_commands, "exclude_commands", &FilterSpec::exclude_commands},
+};
+
+const ListVar *list_var_of_slot(const void *tgt) {
+  for (const auto &l : kListVars)
+    if (static_cast<const void *>(l.slot) == tgt) return &l;
+  return nullptr;
+}
+
+template <int I>
+int check_list_i(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *value) {
+  const ListVar &lv = kListVars[I];
+  const std::string var = std::string("audit_log_") + lv.name;
+  if (deny_without_admin(thd)) return 1;
+  char buf[512];
+  int len = sizeof(buf);
+  const char *str = value->val_str(value, buf, &len);
+  std::string candidate = str ? std::string(str, len) : std::string();
+  FilterSpec spec = current_spec();
+  spec.*(lv.field) = candidate;
+  std::string error;
+  if (!Filter::build(spec, g_command_names, &error)) {
+    refuse(var.c_str(), candidate, error);
+    return 1;
+  }
+  *static_cast<const char **>(save) =
+      str ? thd_strmake(thd, str, len) : nullptr;
+  return 0;
+}
+
+void update_list(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  *static_cast<char **>(tgt) = *static_cast<char *const *>(save);
+  rebuild_filter(thd);
+  const ListVar *lv = list_var_of_slot(tgt);
+  if (lv) audit_setting(thd, lv->name, sv(*lv->slot));
+}
+
+template <const char *Name>
+int check_admin_ulonglong(MYSQL_THD thd, void *save, st_mysql_value *value,
+                          unsigned long long max) {
+  if (deny_without_admin(thd)) return 1;
+  long long v = 0;
+  value->val_int(value, &v);
+  if ((v < 0 && !value->is_unsigned(value)) ||
+      static_cast<unsigned long long>(v) > max) {
+    refuse(Name, std::to_string(v),
+           "must be between 0 and " + std::to_string(max));
+    return 1;
+  }
+  *static_cast<unsigned long long *>(save) = static_cast<unsigned long long>(v);
+  return 0;
+}
+
+constexpr char kRotateOnSize[] = "audit_log_rotate_on_size";
+constexpr char kRotations[] = "audit_log_rotations";
+constexpr char kMaxQueryLength[] = "audit_log_max_query_length";
+constexpr unsigned long long kMaxRotations = 9999;
+
+int check_rotate_on_size(MYSQL_THD thd, SYS_VAR *, void *save,
+                         st_mysql_value *value) {
+  unsigned long long v;
+  if (check_admin_ulonglong<kRotateOnSize>(thd, &v, value, ~0ULL >> 1))
+    return 1;
+  if (v != 0 && v < 4096) {
+    refuse(kRotateOnSize, std::to_string(v),
+           "must be 0 (no rotation) or at least 4096 bytes");
+    return 1;
+  }
+  *static_cast<ulonglong *>(save) = v;
+  return 0;
+}
+
+void update_rotate_on_size(MYSQL_THD thd, SYS_VAR *, void *tgt,
+                           const void *save) {
+  *static_cast<ulonglong *>(tgt) = *static_cast<const ulonglong *>(save);
+  if (g_log) g_log->set_rotation(sv_rotate_on_size, sv_rotations);
+  audit_setting(thd, "rotate_on_size", std::to_string(sv_rotate_on_size));
+}
+
+int check_rotations(MYSQL_THD thd, SYS_VAR *, void *save,
+                    st_mysql_value *value) {
+  unsigned long long v;
+  if (check_admin_ulonglong<kRotations>(thd, &v, value, kMaxRotations))
+    return 1;
+  *static_cast<ulong *>(save) = static_cast<ulong>(v);
+  return 0;
+}
+
+void update_rotations(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  *static_cast<ulong *>(tgt) = *static_cast<const ulong *>(save);
+  if (g_log) g_log->set_rotation(sv_rotate_on_size, sv_rotations);
+  audit_setting(thd, "rotations", std::to_string(sv_rotations));
+}
+
+int check_max_query_length(MYSQL_THD thd, SYS_VAR *, void *save,
+                           st_mysql_value *value) {
+  unsigned long long v;
+  if (check_admin_ulonglong<kMaxQueryLength>(thd, &v, value, 1ULL << 30))
+    return 1;
+  *static_cast<ulonglong *>(save) = v;
+  return 0;
+}
+
+void update_max_query_length(MYSQL_THD thd, SYS_VAR *, void *tgt,
+                             const void *save) {
+  *static_cast<ulonglong *>(tgt) = *static_cast<const ulonglong *>(save);
+  g_max_query_length = sv_max_query_length;
+  audit_setting(thd, "max_query_length", std::to_string(sv_max_query_length));
+}
+
+int check_bool(MYSQL_THD thd, void *save, st_mysql_value *value,
+               const char *var) {
+  if (deny_without_admin(thd)) return 1;
+  long long v = -1;
+  if (value->value_type(value) == MYSQL_VALUE_TYPE_STRING) {
+    char buf[16];
+    int len = sizeof(buf);
+    const char *str = value->val_str(value, buf, &len);
+    const std::string s = str ? std::string(str, len) : "";
+    if (strcasecmp(s.c_str(), "ON") == 0 || strcasecmp(s.c_str(), "TRUE") == 0)
+      v = 1;
+    else if (strcasecmp(s.c_str(), "OFF") == 0 ||
+             strcasecmp(s.c_str(), "FALSE") == 0)
+      v = 0;
+    if (v < 0) {
+      refuse(var, s, "allowed values are ON, OFF");
+      return 1;
+    }
+  } else {
+    value->val_int(value, &v);
+    if (v != 0 && v != 1) {
+      refuse(var, std::to_string(v), "allowed values are ON, OFF");
+      return 1;
+    }
+  }
+  *static_cast<bool *>(save) = v == 1;
+  return 0;
+}
+
+int check_flush(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *v) {
+  return check_bool(thd, save, v, "audit_log_flush");
+}
+
+void update_flush(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  *static_cast<bool *>(tgt) = false;  // an action, not a state
+  if (!*static_cast<const bool *>(save) || g_log == nullptr) return;
+  audit_setting(thd, "flush", "ON");  // last record of the old file
+  g_log->flush_buffer();
+  if (g_log->reopen() != 0)
+    push_warning_printf(thd, Sql_condition::SL_WARNING, ER_WRONG_ARGUMENTS,
+                        "could not reopen the audit log file (see the error "
+                        "log); records are dropped until it can be opened");
+}
+
+int check_redact(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *v) {
+  return check_bool(thd, save, v, "audit_log_redact_literals");
+}
+
+void update_redact(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  *static_cast<bool *>(tgt) = *static_cast<const bool *>(save);
+  g_redact = sv_redact_literals;
+  audit_setting(thd, "redact_literals", sv_redact_literals ? "ON" : "OFF");
+}
+
+// ---- system variables: declarations ----
+
+MYSQL_SYSVAR_STR(file, sv_file,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                 "The audit log file (relative paths are in the data "
+                 "directory). Created with mode 0600.",
+                 nullptr, nullptr, "audit.log");
+MYSQL_SYSVAR_ENUM(format, sv_format, PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                  "Record format: JSON (one object per line), CSV or OLD "
+                  "(Percona-compatible).",
+                  nullptr, nullptr, 0, &format_typelib);
+MYSQL_SYSVAR_ENUM(strategy, sv_strategy,
+                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                  "ASYNCHRONOUS (buffer, wait when full), PERFORMANCE "
+                  "(buffer, drop when full), SEMISYNCHRONOUS (write each "
+                  "record), SYNCHRONOUS (write and sync each record).",
+                  nullptr, nullptr, 0, &strategy_typelib);
+MYSQL_SYSVAR_ULONGLONG(buffer_size, sv_buffer_size,
+                       PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                       "Size of the in-memory record buffer in bytes.",
+                       nullptr, nullptr, 1 << 20, 4096, 1ULL << 32, 4096);
+MYSQL_SYSVAR_ENUM(policy, sv_policy, PLUGIN_VAR_RQCMDARG,
+                  "Which events are recorded: ALL, LOGINS, QUERIES, NONE.",
+                  check_policy, update_policy, 0, &policy_typelib);
+MYSQL_SYSVAR_ULONGLONG(rotate_on_size, sv_rotate_on_size, PLUGIN_VAR_RQCMDARG,
+                       "Rotate the file when it reaches this size in bytes "
+                       "(0: never).",
+                       check_rotate_on_size, update_rotate_on_size, 0, 0,
+                       ~0ULL >> 1, 0);
+MYSQL_SYSVAR_ULONG(rotations, sv_rotations, PLUGIN_VAR_RQCMDARG,
+                   "How many rotated files (file.1 .. file.N) are kept "
+                   "(0: all).",
+                   check_rotations, update_rotations, 0, 0, kMaxRotations, 0);
+MYSQL_SYSVAR_BOOL(flush, sv_flush, PLUGIN_VAR_OPCMDARG,
+                  "Set to ON to close and reopen the file (after an external "
+                  "rotation).",
+                  check_flush, update_flush, false);
+MYSQL_SYSVAR_STR(include_accounts, sv_include_accounts,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Record only these accounts (user@host, comma separated, "
+                 "% and _ wildcards).",
+                 check_list_i<0>, update_list, nullptr);
+MYSQL_SYSVAR_STR(exclude_accounts, sv_exclude_accounts,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Do not record these accounts.", check_list_i<1>, update_list,
+                 nullptr);
+MYSQL_SYSVAR_STR(include_databases, sv_include_databases,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Record statements only in these databases.",
+                 check_list_i<2>, update_list, nullptr);
+MYSQL_SYSVAR_STR(exclude_databases, sv_exclude_databases,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Do not record statements in these databases.",
+                 check_list_i<3>, update_list, nullptr);
+MYSQL_SYSVAR_STR(include_commands, sv_include_commands,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Record only these sql commands (select, create_table, ...) "
+                 "or groups (ddl, dml, dcl).",
+                 check_list_i<4>, update_list, nullptr);
+MYSQL_SYSVAR_STR(exclude_commands, sv_exclude_commands,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
+                 "Do not record these sql commands or groups.",
+                 check_list_i<5>, update_list, nullptr);
+MYSQL_SYSVAR_ULONGLONG(max_query_length, sv_max_query_length,
+                       PLUGIN_VAR_RQCMDARG,
+                       "Keep at most this many bytes of a statement's text "
+                       "(0: all).",
+                       check_max_query_length, update_max_query_length, 0, 0,
+                       1ULL << 30, 0);
+MYSQL_SYSVAR_BOOL(redact_literals, sv_redact_literals, PLUGIN_VAR_OPCMDARG,
+                  "Replace string literals in statement text by '?'.",
+                  check_redact, update_redact, false);
+MYSQL_SYSVAR_BOOL(table_access, sv_table_access,
+                  PLUGIN_VAR_OPCMDARG | PLUGIN_VAR_READONLY,
+                  "Also record each table read/insert/update/delete (a "
+                  "startup option: the server subscribes the plugin to table "
+                  "events only when it is ON, so OFF costs nothing).",
+                  nullptr, nullptr, false);
+
+SYS_VAR *system_variables[] = {
+    MYSQL_SYSVAR(file),           MYSQL_SYSVAR(format),
+    MYSQL_SYSVAR(strategy),       MYSQL_SYSVAR(buffer_size),
+    MYSQL_SYSVAR(policy),         MYSQL_SYSVAR(rotate_on_size),
+    MYSQL_SYSVAR(rotations),      MYSQL_SYSVAR(flush),
+    MYSQL_SYSVAR(include_accounts), MYSQL_SYSVAR(exclude_accounts),
+    MYSQL_SYSVAR(include_databases), MYSQL_SYSVAR(exclude_databases),
+    MYSQL_SYSVAR(include_commands), MYSQL_SYSVAR(exclude_commands),
+    MYSQL_SYSVAR(max_query_length), MYSQL_SYSVAR(redact_literals),
+    MYSQL_SYSVAR(table_access),   nullptr};
+
+// ---- status variables ----
+
+template <uint64_t (*Get)()>
+int show_u64(MYSQL_THD, SHOW_VAR *var, char *buff) {
+  var->type = SHOW_LONGLONG;
+  var->value = buff;
+  *reinterpret_cast<long long *>(buff) = static_cast<long long>(Get());
+  return 0;
+}
+
+#define STAT_GETTER(fn, expr) \
+  uint64_t fn() { return g_log ? (expr) : 0; }
+STAT_GETTER(st_written, g_log->stats().events_written.load())
+STAT_GETTER(st_lost, g_log->stats().events_lost.load())
+STAT_GETTER(st_total_size, g_log->stats().total_size.load())
+STAT_GETTER(st_current_size, g_log->stats().current_size.load())
+STAT_GETTER(st_waits, g_log->stats().write_waits.load())
+STAT_GETTER(st_errors, g_log->stats().write_errors.load())
+STAT_GETTER(st_rotated, g_log->stats().rotations_done.load())
+#undef STAT_GETTER
+uint64_t st_events() { return g_events.load(); }
+uint64_t st_filtered() { return g_events_filtered.load(); }
+
+SHOW_VAR status_variables[] = {
+    {"Audit_log_events", reinterpret_cast<char *>(&show_u64<st_events>),
+     SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Audit_log_events_filtered",
+     reinterpret_cast<char *>(&show_u64<st_filtered>), SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {"Audit_log_events_written",
+     reinterpret_cast<char *>(&show_u64<st_written>), SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {"Audit_log_events_lost", reinterpret_cast<char *>(&show_u64<st_lost>),
+     SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Audit_log_total_size",
+     reinterpret_cast<char *>(&show_u64<st_total_size>), SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {"Audit_log_current_size",
+     reinterpret_cast<char *>(&show_u64<st_current_size>), SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {"Audit_log_write_waits", reinterpret_cast<char *>(&show_u64<st_waits>),
+     SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Audit_log_write_errors", reinterpret_cast<char *>(&show_u64<st_errors>),
+     SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Audit_log_files_rotated",
+     reinterpret_cast<char *>(&show_u64<st_rotated>), SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
+    {nullptr, nullptr, SHOW_UNDEF, SHOW_SCOPE_GLOBAL}};
+
+// ---- events ----
+
+void notify_connection(MYSQL_THD, const mysql_event_connection *e) {
+  EventKind kind;
+  switch (e->event_subclass) {
+    case MYSQL_AUDIT_CONNECTION_CONNECT: kind = EventKind::kConnect; break;
+    case MYSQL_AUDIT_CONNECTION_DISCONNECT: kind = EventKind::kDisconnect; break;
+    case MYSQL_AUDIT_CONNECTION_CHANGE_USER: kind = EventKind::kChangeUser; break;
+    default: return;
+  }
+  g_events.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<const Filter> f = g_filter.load();
+  if (!f || !f->logins_enabled() ||
+      !f->account_passes(sv(e->user), sv(e->host), sv(e->ip))) {
+    g_events_filtered.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Record r;
+  r.kind = kind;
+  r.connection_id = e->connection_id;
+  r.status = e->status;
+  r.user = sv(e->user);
+  r.priv_user = sv(e->priv_user);
+  r.os_user = sv(e->external_user);
+  r.proxy_user = sv(e->proxy_user);
+  r.host = sv(e->host);
+  r.ip = sv(e->ip);
+  r.db = sv(e->database);
+  g_log->append(r);
+}
+
+size_t command_index(std::string_view name) {
+  auto it = g_command_index.find(std::string(name));
+  return it == g_command_index.end() ? SIZE_MAX : it->second;
+}
+
+// Applies truncation and redaction; text points into *storage if changed.
+std::string_view shape_query(std::string_view q, std::string *storage,
+                             bool *truncated) {
+  if (g_redact.load(std::memory_order_relaxed)) {
+    strata_audit::redact_literals(q, storage);
+    q = *storage;
+  }
+  const uint64_t max = g_max_query_length.load(std::memory_order_relaxed);
+  std::string_view t = strata_audit::truncate_utf8(q, max);
+  *truncated = t.size() < q.size();
+  return t;
+}
+
+void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
+  if (e->event_subclass != MYSQL_AUDIT_GENERAL_STATUS) return;
+  const std::string_view command = sv(e->general_command);
+  if (command == "Quit") return;  // the disconnect record covers it
+  g_events.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<const Filter> f = g_filter.load();
+  Record r;
+  fill_account(thd, &r);
+  r.db = sv(thd->db());
+  r.command_class = sv(e->general_sql_command);
+  if (!f || !f->queries_enabled() ||
+      !f->account_passes(r.user, r.host, r.ip) ||
+      !f->database_passes(r.db) ||
+      !f->command_passes(command_index(r.command_class))) {
+    g_events_filtered.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  r.kind = EventKind::kQuery;
+  r.connection_id = e->general_thread_id;
+  r.status = e->general_error_code;
+  r.command = command;
+  std::string storage;
+  r.query = shape_query(sv(e->general_query), &storage, &r.query_truncated);
+  r.rows_sent = thd->get_sent_row_count();
+  r.rows_examined = thd->get_examined_row_count();
+  const unsigned long long now = my_micro_time();
+  r.query_time_us = now > thd->start_utime ? now - thd->start_utime : 0;
+  g_log->append(r);
+}
+
+void notify_table(MYSQL_THD thd, const mysql_event_table_access *e) {
+  if (!g_table_access.load(std::memory_order_relaxed)) return;
+  const char *op;
+  switch (e->event_subclass) {
+    case MYSQL_AUDIT_TABLE_ACCESS_READ: op = "read"; break;
+    case MYSQL_AUDIT_TABLE_ACCESS_INSERT: op = "insert"; break;
+    case MYSQL_AUDIT_TABLE_ACCESS_UPDATE: op = "update"; break;
+    case MYSQL_AUDIT_TABLE_ACCESS_DELETE: op = "delete"; break;
+    default: return;
+  }
+  g_events.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<const Filter> f = g_filter.load();
+  Record r;
+  fill_account(thd, &r);
+  r.db = sv(thd->db());
+  const size_t cmd = static_cast<size_t>(e->sql_command_id);
+  r.command_class =
+      cmd < g_command_names.size() ? std::string_view(g_command_names[cmd]) : "";
+  if (!f || !f->queries_enabled() ||
+      !f->account_passes(r.user, r.host, r.ip) ||
+      !f->database_passes(sv(e->table_database)) ||
+      !f->command_passes(cmd)) {
+    g_events_filtered.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  r.kind = EventKind::kTableAccess;
+  r.connection_id = e->connection_id;
+  r.table_op = op;
+  r.table_db = sv(e->table_database);
+  r.table = sv(e->table_name);
+  std::string storage;
+  r.query = shape_query(sv(e->query), &storage, &r.query_truncated);
+  g_log->append(r);
+}
+
+int audit_notify(MYSQL_THD thd, mysql_event_class_t cls, const void *ev) {
+  if (g_log == nullptr) return 0;
+  try {
+    switch (cls) {
+      case MYSQL_AUDIT_CONNECTION_CLASS:
+        notify_connection(thd, static_cast<const mysql_event_connection *>(ev));
+        break;
+      case MYSQL_AUDIT_GENERAL_CLASS:
+        notify_general(thd, static_cast<const mysql_event_general *>(ev));
+        break;
+      case MYSQL_AUDIT_TABLE_ACCESS_CLASS:
+        notify_table(thd, static_cast<const mysql_event_table_access *>(ev));
+        break;
+      default:
+        break;
+    }
+  } catch (...) {
+    // Never fail a statement because of the audit log (out of memory here
+    // loses this record only).
+  }
+  return 0;
+}
+
+// ---- plugin life cycle ----
+
+st_mysql_audit audit_descriptor = {
+    MYSQL_AUDIT_INTERFACE_VERSION,
+    nullptr,  // release_thd
+    audit_notify,
+    {static_cast<unsigned long>(MYSQL_AUDIT_GENERAL_STATUS),
+     static_cast<unsigned long>(MYSQL_AUDIT_CONNECTION_CONNECT |
+                                MYSQL_AUDIT_CONNECTION_DISCONNECT |
+                                MYSQL_AUDIT_CONNECTION_CHANGE_USER),
+     0,  // parse
+     0,  // authorization
+     0,  // table access: set in audit_init
+     0, 0, 0, 0, 0, 0, 0, 0}};
+
+int audit_init(MYSQL_PLUGIN plugin) {
+  g_plugin = plugin;
+  try {
+    g_command_names.clear();
+    g_command_index.clear();
+    for (unsigned i = 0; i < static_cast<unsigned>(SQLCOM_END); ++i) {
+      g_command_names.emplace_back(sv(sql_statement_names[i]));
+      g_command_index.emplace(g_command_names.back(), i);
+    }
+    std::string error;
+    auto filter = Filter::build(current_spec(), g_command_names, &error);
+    if (!filter) {
+      log_message(true, "invalid audit log filter settings: " + error);
+      return 1;
+    }
+    g_filter.store(filter);
+    g_max_query_length = sv_max_query_length;
+    g_redact = sv_redact_literals;
+    g_table_access = sv_table_access;
+    // The server reads the event mask after init: table events only when
+    // asked for (each table of each statement would cost a call).
+    audit_descriptor.class_mask[MYSQL_AUDIT_TABLE_ACCESS_CLASS] =
+        sv_table_access ? MYSQL_AUDIT_TABLE_ACCESS_ALL : 0;
+
+    g_registry = mysql_plugin_registry_acquire();
+    if (g_registry == nullptr) {
+      log_message(true, "cannot acquire the plugin registry");
+      return 1;
+    }
+    my_h_service h = nullptr;
+    if (g_registry->acquire("global_grants_check", &h) || h == nullptr) {
+      log_message(true, "cannot acquire the global_grants_check service");
+      mysql_plugin_registry_release(g_registry);
+      g_registry = nullptr;
+      return 1;
+    }
+    g_grants = reinterpret_cast<SERVICE_TYPE(global_grants_check) *>(h);
+
+    strata_audit::Options o;
+    o.path = sv(sv_file).empty() ? "audit.log" : sv_file;
+    o.format = static_cast<strata_audit::Format>(sv_format);
+    o.strategy = static_cast<strata_audit::Strategy>(sv_strategy);
+    o.buffer_size = static_cast<size_t>(sv_buffer_size);
+    o.server_id = server_id;
+    o.rotate_on_size = sv_rotate_on_size;
+    o.rotations = static_cast<unsigned>(sv_rotations);
+    o.log = log_message;
+    auto log = std::make_unique<AuditLog>(std::move(o));
+    if (log->start(&error) != 0) {
+      log_message(true, "cannot open the audit log: " + error);
+      g_registry->release(h);
+      g_grants = nullptr;
+      mysql_plugin_registry_release(g_registry);
+      g_registry = nullptr;
+      return 1;
+    }
+    g_log = log.release();
+    Record start;
+    start.kind = EventKind::kAuditStart;
+    start.value = server_version;
+    g_log->append(start);
+    return 0;
+  } catch (...) {
+    log_message(true, "audit log initialisation failed (out of memory?)");
+    return 1;
+  }
+}
+
+int audit_deinit(void *) {
+  if (g_log != nullptr) {
+    Record stop;
+    stop.kind = EventKind::kAuditStop;
+    stop.value = server_version;
+    g_log->append(stop);
+    AuditLog *log = g_log;
+    g_log = nullptr;
+    log->stop();
+    delete log;
+  }
+  g_filter.store(nullptr);
+  if (g_registry != nullptr) {
+    if (g_grants != nullptr)
+      g_registry->release(reinterpret_cast<my_h_service>(
+          const_cast<SERVICE_TYPE_NO_CONST(global_grants_check) *>(g_grants)));
+    g_grants = nullptr;
+    mysql_plugin_registry_release(g_registry);
+    g_registry = nullptr;
+  }
+  g_plugin = nullptr;
+  return 0;
+}
+
+}  // namespace
+
+mysql_declare_plugin(audit_log){
+    MYSQL_AUDIT_PLUGIN,
+    &audit_descriptor,
+    "audit_log",
+    "Strata",
+    "Compliance audit log (Percona audit_log compatible variables and "
+    "formats)",
+    PLUGIN_LICENSE_GPL,
+    audit_init,
+    nullptr,  // check uninstall
+    audit_deinit,
+    0x0100,
+    status_variables,
+    system_variables,
+    nullptr,
+    0,
+} mysql_declare_plugin_end;
