@@ -1020,13 +1020,20 @@ int plugin_init(void *p) {
   return 0;
 }
 
+/* Unregistering the observers waits for observer calls in progress, and a
+   commit may wait in after_sync for ever (policy block): refuse instead. */
 int plugin_check_uninstall(void *) {
-  const std::size_t n =
-      g_source ? g_source->read([](Source &s) { return s.connected_count(); })
-               : 0;
-  if (n == 0) return 0;
-  my_error(ER_PLUGIN_CANNOT_BE_UNINSTALLED, MYF(0), "strata_sync_source",
-           "Stop the strong-sync replicas of this source first.");
+  if (g_source == nullptr) return 0;
+  const char *why = g_source->read([](Source &s) -> const char * {
+    if (s.waiting > 0)
+      return "Commits wait for replicas; SET GLOBAL "
+             "strata_sync_source_enabled = OFF first.";
+    if (s.connected_count() > 0)
+      return "Stop the strong-sync replicas of this source first.";
+    return nullptr;
+  });
+  if (why == nullptr) return 0;
+  my_error(ER_PLUGIN_CANNOT_BE_UNINSTALLED, MYF(0), "strata_sync_source", why);
   return 1;
 }
 
