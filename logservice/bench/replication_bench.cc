@@ -1,13 +1,24 @@
 // replication_bench: append + WaitDurable latency and throughput through the
-// client library against 3 local logserviced processes (W = 2), with 1, 4,
-// 16... concurrent appenders. Not a test; numbers go to logservice/README.md.
+// client library against 3 local logserviced processes (W = 2), side by side
+// in the same run with a local fdatasync loop writing the same bytes, with
+// 1, 4, 16... concurrent appenders. Not a test; numbers go to
+// logservice/README.md.
 //
-//   replication_bench --seconds 5 --size 4096 --threads 1,4,16
+//   replication_bench --seconds 5 --size 4096 --threads 1,4,16 [--rounds 2]
 //
-// Each appender loops: take the stream end under a shared lock and Append
-// `size` bytes there (the LSN order is the lock order), then WaitDurable(end).
-// Latency = Append call to WaitDurable return. Data directories live in a
-// fresh temp dir under $TMPDIR (default /tmp): the real disk's fdatasync cost.
+// Replicated: each appender loops: take the stream end under a shared lock
+// and Append `size` bytes there (the LSN order is the lock order), then
+// WaitDurable(end). Latency = Append call to WaitDurable return.
+// Local: each appender loops: under a shared lock pwrite `size` bytes at the
+// end of one file, then fdatasync(fd) outside the lock (concurrent
+// fdatasyncs of one file share the journal commit, the kernel's own group
+// commit). Latency = pwrite call to fdatasync return.
+// Both write into the same fresh temp dir under $TMPDIR (default /tmp), so
+// the same disk. For each appender count the two alternate (local first,
+// then replicated, `rounds` times) so machine load hits both alike.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,13 +35,68 @@
 using namespace strata::logservice;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+struct Result {
+  double appends_per_s = 0, mb_per_s = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
+  int failures = 0;
+};
+
+// Runs `threads` copies of `one` (returns false on failure) for `seconds`.
+template <typename Op>
+Result Measure(int threads, double seconds, std::size_t size, Op one) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::vector<double>> lat(threads);
+  std::vector<std::thread> ts;
+  const auto start = Clock::now();
+  for (int k = 0; k < threads; ++k) {
+    ts.emplace_back([&, k] {
+      while (!stop.load()) {
+        const auto t0 = Clock::now();
+        if (!one()) {
+          ++failures;
+          return;
+        }
+        lat[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& th : ts) th.join();
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  auto pct = [&](double p) { return all.empty() ? 0.0 : all[std::min(all.size() - 1, std::size_t(p * all.size()))]; };
+  Result r;
+  r.appends_per_s = all.size() / secs;
+  r.mb_per_s = all.size() * size / secs / 1e6;
+  r.p50_ms = pct(0.5) / 1000;
+  r.p99_ms = pct(0.99) / 1000;
+  r.max_ms = all.empty() ? 0 : all.back() / 1000;
+  r.failures = failures.load();
+  return r;
+}
+
+void Print(const char* what, int threads, const Result& r) {
+  std::printf("| %s | %d | %.0f | %.1f | %.2f ms | %.2f ms | %.2f ms |%s\n", what, threads, r.appends_per_s, r.mb_per_s,
+              r.p50_ms, r.p99_ms, r.max_ms, r.failures ? " (failures!)" : "");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   double seconds = 5;
   std::size_t size = 4096;
   std::vector<int> threads = {1, 4, 16};
+  int rounds = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--seconds") seconds = std::atof(v.c_str());
+    else if (k == "--rounds") rounds = std::max(1, std::atoi(v.c_str()));
     else if (k == "--size") size = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--threads") {
       threads.clear();
@@ -40,7 +106,7 @@ int main(int argc, char** argv) {
         p = q == std::string::npos ? v.size() : q + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: replication_bench [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
+      std::fprintf(stderr, "usage: replication_bench [--seconds S] [--size BYTES] [--threads 1,4,16] [--rounds N]\n");
       return 2;
     }
   }
@@ -63,42 +129,48 @@ int main(int argc, char** argv) {
   }
   client::LogClient& c = **lc;
   const std::string payload(size, 'r');
-  std::printf("| appenders | appends/s | MB/s | p50 append->durable | p99 | max |\n|---|---|---|---|---|---|\n");
-  for (int t : threads) {
-    std::mutex order;
-    std::atomic<bool> stop{false};
-    std::vector<std::vector<double>> lat(t);
-    std::vector<std::thread> ts;
-    std::atomic<int> failures{0};
-    const auto start = Clock::now();
-    for (int k = 0; k < t; ++k) {
-      ts.emplace_back([&, k] {
-        while (!stop.load()) {
-          const auto t0 = Clock::now();
-          client::Lsn end;
-          {
-            std::lock_guard<std::mutex> l(order);
-            const auto at = c.stream_end();
-            if (!c.Append(at, payload).ok()) { ++failures; return; }
-            end = at + payload.size();
-          }
-          if (!c.WaitDurable(end, std::chrono::milliseconds(10000)).ok()) { ++failures; return; }
-          lat[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        }
-      });
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    stop = true;
-    for (auto& th : ts) th.join();
-    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    std::vector<double> all;
-    for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
-    std::sort(all.begin(), all.end());
-    auto pct = [&](double p) { return all.empty() ? 0.0 : all[std::min(all.size() - 1, std::size_t(p * all.size()))]; };
-    std::printf("| %d | %.0f | %.1f | %.2f ms | %.2f ms | %.2f ms |%s\n", t, all.size() / secs,
-                all.size() * size / secs / 1e6, pct(0.5) / 1000, pct(0.99) / 1000, all.empty() ? 0 : all.back() / 1000,
-                failures ? " (failures!)" : "");
-    std::fflush(stdout);
+  const std::string local_path = cluster.root() + "/local_fdatasync.dat";
+  const int fd = ::open(local_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::perror("open local file");
+    return 1;
   }
+  std::printf("3 logserviced on loopback TCP (W = 2) vs a local pwrite+fdatasync loop, %zu-byte appends, %.1f s per "
+              "cell, data under %s\n\n",
+              size, seconds, cluster.root().c_str());
+  std::printf("| path | appenders | appends/s | MB/s | p50 append->durable | p99 | max |\n|---|---|---|---|---|---|---|\n");
+  for (int t : threads) {
+    for (int round = 0; round < rounds; ++round) {
+      std::mutex file_mu;
+      off_t file_end = 0;
+      const Result local = Measure(t, seconds, size, [&] {
+        {
+          std::lock_guard<std::mutex> l(file_mu);
+          if (::pwrite(fd, payload.data(), payload.size(), file_end) != static_cast<ssize_t>(payload.size())) return false;
+          file_end += static_cast<off_t>(payload.size());
+        }
+        return ::fdatasync(fd) == 0;
+      });
+      Print("local fdatasync", t, local);
+      std::mutex order;
+      const Result repl = Measure(t, seconds, size, [&] {
+        client::Lsn end;
+        {
+          std::lock_guard<std::mutex> l(order);
+          const auto at = c.stream_end();
+          if (!c.Append(at, payload).ok()) return false;
+          end = at + payload.size();
+        }
+        return c.WaitDurable(end, std::chrono::milliseconds(10000)).ok();
+      });
+      Print("3 nodes, W=2", t, repl);
+      std::printf("| ratio replicated/local | %d | %.2fx | | %.2fx | %.2fx | |\n", t,
+                  local.appends_per_s > 0 ? repl.appends_per_s / local.appends_per_s : 0.0,
+                  local.p50_ms > 0 ? repl.p50_ms / local.p50_ms : 0.0, local.p99_ms > 0 ? repl.p99_ms / local.p99_ms : 0.0);
+      std::fflush(stdout);
+      if (::ftruncate(fd, 0) != 0) return 1;
+    }
+  }
+  ::close(fd);
   return 0;
 }

@@ -68,6 +68,50 @@ TEST(PosixFileSystem, Basics) {
   ExerciseBasics(*PosixFileSystem(), scratch.path());
 }
 
+TEST(SpaceLimitedFileSystem, Basics) {
+  testing::ScratchDir scratch;
+  auto fs = SpaceLimitedFileSystem(PosixFileSystem(), scratch.path(), 1 << 20);
+  ExerciseBasics(*fs, scratch.path());
+}
+
+// A full "disk": the append that does not fit fails with kNoSpace (ENOSPC)
+// and writes nothing; removing, truncating or replacing files frees space;
+// files present at creation count.
+TEST(SpaceLimitedFileSystem, FailsLikeAFullDiskAndFreesSpace) {
+  testing::ScratchDir scratch;
+  {
+    auto w = PosixFileSystem()->OpenWritable(JoinPath(scratch.path(), "old"), OpenMode::kCreateNew);
+    ASSERT_TRUE(w.ok());
+    ASSERT_OK((*w)->Append(std::string(40, 'o')));
+  }
+  auto fs = SpaceLimitedFileSystem(PosixFileSystem(), scratch.path(), 100);
+  const std::string a = JoinPath(scratch.path(), "a");
+  auto w = fs->OpenWritable(a, OpenMode::kCreateNew);
+  ASSERT_TRUE(w.ok());
+  ASSERT_OK((*w)->Append(std::string(50, 'a')));  // 90 of 100 used
+  Status full = (*w)->Append(std::string(11, 'b'));
+  EXPECT_EQ(full.code(), StatusCode::kNoSpace) << full.ToString();
+  EXPECT_TRUE(full.retryable());
+  EXPECT_NE(full.message().find("No space left on device"), std::string::npos) << full.message();
+  EXPECT_EQ((*w)->Size(), 50u);  // nothing written
+  ASSERT_OK((*w)->Append(std::string(10, 'c')));  // exactly fits
+  ASSERT_OK(fs->Remove(JoinPath(scratch.path(), "old")));  // 40 back
+  ASSERT_OK((*w)->Append(std::string(40, 'd')));
+  EXPECT_EQ((*w)->Append("e").code(), StatusCode::kNoSpace);
+  ASSERT_OK((*w)->Truncate(60));  // 40 back
+  ASSERT_OK((*w)->Append(std::string(40, 'f')));
+  EXPECT_EQ((*w)->Append("g").code(), StatusCode::kNoSpace);
+  // Replacing a file by rename frees the replaced one's space.
+  w->reset();
+  const std::string t = JoinPath(scratch.path(), "t");
+  ASSERT_OK(fs->Rename(a, t));
+  auto w2 = fs->OpenWritable(a, OpenMode::kCreateNew);
+  ASSERT_TRUE(w2.ok());
+  EXPECT_EQ((*w2)->Append("h").code(), StatusCode::kNoSpace);
+  ASSERT_OK(fs->Rename(a, t));  // the 100-byte t is replaced by the empty a
+  ASSERT_OK((*w2)->Append(std::string(100, 'i')));
+}
+
 TEST(FaultInjectionFileSystem, Basics) {
   FaultFs fs(testing::TestSeed());
   ExerciseBasics(fs, "/r");

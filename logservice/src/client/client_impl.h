@@ -71,6 +71,10 @@ struct LogClient::Impl {
     Lsn sent = 0;                  // next stream LSN to send
     std::uint64_t tail_sent = 0;   // tail version sent
     std::string last_error = "not connected yet";
+    // Its last append/tail reply was an error (e.g. store_error: disk full):
+    // connected and sealed but not acknowledging, so not counted as healthy
+    // (and named in the reason) until a write succeeds or it reconnects.
+    bool failing = false;
     Clock::time_point next_attempt{};
     Clock::time_point next_poll{};
     Clock::time_point last_ack{};
@@ -112,19 +116,27 @@ struct LogClient::Impl {
   // ---- status ----
   std::size_t HealthyLocked() const {
     std::size_t h = 0;
-    for (const auto& nl : nodes) h += (nl.ch && nl.ch->open() && nl.sealed) ? 1 : 0;
+    for (const auto& nl : nodes) h += (nl.ch && nl.ch->open() && nl.sealed && !nl.failing) ? 1 : 0;
     return h;
   }
   std::string ReasonLocked() const {
     if (fenced) return fence_reason;
     std::vector<std::string> bad;
+    bool any_failing = false;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& nl = nodes[i];
-      if (nl.ch && nl.ch->open() && (nl.sealed || !writer())) continue;
-      bad.push_back(NodeName(i) + " " + (nl.ch && nl.ch->open() ? "not sealed: " : "") + nl.last_error);
+      const bool open = nl.ch && nl.ch->open();
+      if (open && (nl.sealed || !writer()) && !nl.failing) continue;
+      if (open && nl.failing && (nl.sealed || !writer())) {
+        any_failing = true;
+        bad.push_back(NodeName(i) + " not acknowledging: " + nl.last_error);
+        continue;
+      }
+      bad.push_back(NodeName(i) + " " + (open ? "not sealed: " : "") + nl.last_error);
     }
     if (bad.empty()) return "";
-    std::string s = std::to_string(bad.size()) + " of " + std::to_string(n) + " nodes unreachable: ";
+    std::string s = std::to_string(bad.size()) + " of " + std::to_string(n) + " nodes " +
+                    (any_failing ? "unavailable" : "unreachable") + ": ";
     for (std::size_t i = 0; i < bad.size(); ++i) s += (i ? "; " : "") + bad[i];
     return s;
   }
@@ -171,8 +183,10 @@ struct LogClient::Impl {
         FenceLocked(i, f);
         return;
       }
+      const bool write_reply = f.type == MsgType::kAppendResp || f.type == MsgType::kTailResp;
       if (f.code != ReplyCode::kOk) {
         nl.last_error = std::string(repl::ReplyCodeName(f.code)) + ": " + f.error;
+        if (write_reply) nl.failing = true;
         if (f.code == ReplyCode::kNotSealed || f.code == ReplyCode::kConflict)
           nl.sealed = false;  // maintenance re-promises and re-seals it
         Log("event=node_error node=" + std::to_string(i + 1) + " reason=\"" + nl.last_error + "\"");
@@ -180,6 +194,7 @@ struct LogClient::Impl {
         return;
       }
       nl.last_ack = Clock::now();
+      if (write_reply) nl.failing = false;
       if (f.type == MsgType::kStatusResp) {
         if (f.state.seal_epoch == epoch) nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
       } else if (f.type == MsgType::kAppendResp) {
@@ -208,6 +223,7 @@ struct LogClient::Impl {
     NodeLink& nl = nodes[i];
     if (nl.gen != gen) return;
     nl.sealed = false;
+    nl.failing = false;
     nl.last_error = why;
     Log("event=node_down node=" + std::to_string(i + 1) + " reason=\"" + why + "\"");
     cv.notify_all();
@@ -270,6 +286,7 @@ struct LogClient::Impl {
       return;
     }
     nl.sealed = true;
+    nl.failing = false;
     nl.state = sr->state;
     nl.durable = std::max(nl.durable, std::min(sr->state.durable, stream_end));
     nl.sent = std::max(nl.durable, retained.empty() ? stream_end : retained.begin()->first);

@@ -1,6 +1,8 @@
 // logserviced configuration parsing; see config.h.
 #include "config.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -68,7 +70,14 @@ Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
     else if (k == "data_dir") c.node.data_dir = v;
     else if (k == "peers") c.node.peers = SplitList(v);
     else if (k == "cluster_id") c.node.cluster_id = v;
-    else if (k == "segment_bytes") c.node.segment_bytes = std::stoull(v);
+    else if (k == "segment_bytes" || k == "disk_limit_bytes") {
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || errno != 0 || end == nullptr || *end != '\0')
+        return Status::InvalidArgument(k + " must be a byte count, got '" + v + "'");
+      (k == "segment_bytes" ? c.node.segment_bytes : c.node.disk_limit_bytes) = n;
+    }
     else if (k == "port_file") c.port_file = v;
     else if (k == "log_format") c.log_format = v;
     else if (k == "admin_listen") c.admin_listen = v;

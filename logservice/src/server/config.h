@@ -2,7 +2,8 @@
 // --key=value flags (flags win). Keys:
 //   node_id, listen, data_dir, peers (comma-separated addresses, this node
 //   included), cluster_id, secret_file, segment_bytes, port_file, log_format (kv|json),
-//   admin_listen (gRPC admin "host:port"), admin_port_file
+//   admin_listen (gRPC admin "host:port"), admin_port_file,
+//   disk_limit_bytes (0 = none: the node's files may use at most this much)
 // The secret is read from secret_file (first line, trailing newline dropped),
 // never from the command line.
 #pragma once

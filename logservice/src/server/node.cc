@@ -520,6 +520,7 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   if (n.opt.data_dir.empty()) return Status::InvalidArgument("data directory is required");
   if (n.opt.secret.empty()) return Status::InvalidArgument("secret is required");
   STRATA_RETURN_IF_ERROR(n.fs->CreateDirs(n.opt.data_dir));
+  if (n.opt.disk_limit_bytes > 0) n.fs = SpaceLimitedFileSystem(n.fs, n.opt.data_dir, n.opt.disk_limit_bytes);
   LogSink sink = [&n](LogLevel l, std::string_view line) {
     n.Log(l == LogLevel::kInfo ? "info" : l == LogLevel::kWarning ? "warn" : "error",
           "event=storage msg=\"" + std::string(line) + "\"");

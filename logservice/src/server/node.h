@@ -45,6 +45,10 @@ struct NodeOptions {
   std::string cluster_id = "strata";
   std::string secret;
   std::uint64_t segment_bytes = 64ull << 20;
+  // If non-zero, the node's files may use at most this many bytes; beyond
+  // it writes fail as on a full disk (kNoSpace: the node stops
+  // acknowledging, logs event=store_error, and resumes once space is freed).
+  std::uint64_t disk_limit_bytes = 0;
   // One structured line per event ("event=... key=value ..."); thread-safe.
   std::function<void(std::string_view level, std::string_view line)> log;
 };

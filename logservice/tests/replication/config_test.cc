@@ -30,5 +30,23 @@ TEST(Config, RejectsSecretOnTheCommandLineAndUnknownKeys) {
   EXPECT_FALSE(ParseDaemonConfig({"positional"}).ok());
 }
 
+TEST(Config, ByteCountsAreCheckedNotThrown) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/s2") << "s3cret\n";
+  const std::string secret = "--secret_file=" + dir + "/s2";
+  auto c = ParseDaemonConfig({"--data_dir=/x", secret, "--disk_limit_bytes=1048576", "--segment_bytes=4096"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->node.disk_limit_bytes, 1048576u);
+  EXPECT_EQ(c->node.segment_bytes, 4096u);
+  for (const char* bad : {"--disk_limit_bytes=abc", "--disk_limit_bytes=-1", "--segment_bytes=", "--segment_bytes=12k",
+                          "--disk_limit_bytes=99999999999999999999999"}) {
+    auto r = ParseDaemonConfig({"--data_dir=/x", secret, bad});
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("must be a byte count"), std::string::npos) << r.status().ToString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strata::logservice::server

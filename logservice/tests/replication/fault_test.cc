@@ -14,6 +14,7 @@
 #include "local_cluster.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
+#include "strata/logservice/log_store.h"
 
 namespace strata::logservice {
 namespace {
@@ -196,6 +197,85 @@ TEST(Cluster, BackpressureBoundsInFlightBytes) {
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
+}
+
+// A node whose disk fills stops acknowledging instead of lying: node3 runs
+// with a 512 KiB disk budget (disk_limit_bytes: writes past it fail with
+// ENOSPC exactly as on a full disk). The quorum (node1, node2) keeps
+// acknowledging; node3's reported durable LSN stops below its budget and
+// everything below it really is on its disk (checked by opening its log
+// after a kill -9). With node1 down too, only one healthy node is left:
+// nothing more is acknowledged and the client says why (node3's store error,
+// "No space left on device"). Restarted with room, node3 catches up.
+TEST(Cluster, DiskFullNodeStopsAcknowledgingRatherThanLying) {
+  LocalCluster c(3);
+  const std::uint64_t budget = 512 << 10;
+  c.SetExtraArgs(2, {"--disk_limit_bytes=" + std::to_string(budget)});
+  ASSERT_TRUE(c.StartAll());
+  auto lc = LogClient::Open(Config(c));
+  ASSERT_TRUE(lc.ok()) << lc.status().ToString();
+  LogClient& w = **lc;
+  // 2 MiB, four times node3's budget, all acknowledged by node1 + node2.
+  for (int i = 0; i < 512; ++i) {
+    const auto at = w.stream_end();
+    ASSERT_TRUE(w.Append(at, Bytes(at, 4096)).ok());
+    if (i % 32 == 31) {
+      ASSERT_TRUE(w.WaitDurable(at + 4096, milliseconds(10000)).ok()) << w.status().reason;
+    }
+  }
+  const auto acked = w.stream_end();
+  ASSERT_TRUE(w.WaitDurable(acked, milliseconds(10000)).ok()) << w.status().reason;
+  // node3 reports the failure and never a durable LSN past what fits.
+  bool reported = false;
+  for (int i = 0; i < 200 && !reported; ++i) {
+    reported = w.status().nodes[2].last_error.find("No space left") != std::string::npos;
+    if (!reported) std::this_thread::sleep_for(milliseconds(25));
+  }
+  ASSERT_TRUE(reported) << w.status().reason;
+  const std::uint64_t claimed = w.status().nodes[2].durable;
+  EXPECT_LT(claimed, budget);
+  EXPECT_NE(c.Log(2).find("No space left on device"), std::string::npos);
+  // kill 2 of 3 healthy: node1 down, node3 full. No acknowledgement, and why.
+  c.Kill(0);
+  const auto at = w.stream_end();
+  ASSERT_TRUE(w.Append(at, Bytes(at, 4096)).ok());
+  auto s = w.WaitDurable(at + 4096, milliseconds(1500));
+  ASSERT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("No space left"), std::string::npos) << s.message();
+  EXPECT_LT(w.durable_lsn(), at + 4096);
+  // What node3 claimed is on its disk: kill -9 it and read its log directly.
+  c.Kill(2);
+  {
+    auto store = LogStore::Open(PosixFileSystem(), c.root() + "/n3/redo", LogStoreOptions{});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_GE((*store)->frontier().durable_lsn, claimed);
+    std::string got;
+    while (got.size() < claimed) {
+      auto r = (*store)->Read(got.size(), claimed - got.size());
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      if (r->empty()) break;
+      for (const auto& range : *r) got += range.bytes;
+    }
+    ASSERT_GE(got.size(), claimed);
+    EXPECT_EQ(got.substr(0, claimed), Bytes(0, claimed));
+  }
+  // Room again (no budget) and node1 back: the stuck append completes and
+  // node3 catches up to the stream end from its peers.
+  c.SetExtraArgs(2, {});
+  ASSERT_TRUE(c.Start(0));
+  ASSERT_TRUE(c.Start(2));
+  ASSERT_TRUE(w.WaitDurable(at + 4096, milliseconds(10000)).ok()) << w.status().reason;
+  bool caught_up = false;
+  for (int i = 0; i < 400 && !caught_up; ++i) {
+    auto st = w.status();
+    caught_up = st.nodes[2].sealed && st.nodes[2].durable >= at + 4096;
+    if (!caught_up) std::this_thread::sleep_for(milliseconds(25));
+  }
+  EXPECT_TRUE(caught_up) << w.status().reason;
+  EXPECT_EQ(ReadAll(w, 0, w.stream_end()), Bytes(0, w.stream_end()));
+  // Allowed: node3's ENOSPC store errors are what this test provokes; kill -9
+  // can leave a torn unacknowledged record that recovery cuts.
+  EXPECT_EQ(c.UnexpectedLogLines({"No space left on device", "recovery: cutting torn tail"}), "");
 }
 
 // Seeded workload: several writer generations; in each, a random node is

@@ -16,7 +16,7 @@
 namespace strata::logservice::testing {
 
 LocalCluster::LocalCluster(int n, std::string secret, std::string cluster_id)
-    : n_(n), secret_(std::move(secret)), cluster_id_(std::move(cluster_id)), pids_(n, 0), ports_(n, 0), admin_ports_(n, 0) {
+    : n_(n), secret_(std::move(secret)), cluster_id_(std::move(cluster_id)), pids_(n, 0), ports_(n, 0), admin_ports_(n, 0), extra_args_(n) {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/strata-ls-XXXXXX";
   char* made = mkdtemp(tmpl.data());
@@ -56,6 +56,8 @@ bool LocalCluster::Start(int i) {
   args.push_back("--admin_listen=127.0.0.1:" + std::to_string(admin_ports_[i]));
   args.push_back("--admin_port_file=" + admin_port_file);
 #endif
+  for (const auto& a : extra_args_[i])
+    if (!a.empty()) args.push_back(a);
   const std::string log = root_ + "/" + id + ".log";
   pid_t pid = fork();
   if (pid == 0) {

@@ -19,6 +19,8 @@ class LocalCluster {
   LocalCluster(const LocalCluster&) = delete;
   LocalCluster& operator=(const LocalCluster&) = delete;
 
+  // Extra logserviced flags for node i from its next Start on ("" entries ignored).
+  void SetExtraArgs(int i, std::vector<std::string> args) { extra_args_[i] = std::move(args); }
   bool StartAll();
   bool Start(int i);  // (re)start node i; false if it did not come up within 10 s
   void Kill(int i);   // kill -9, reaped
@@ -47,6 +49,7 @@ class LocalCluster {
   std::vector<pid_t> pids_;
   std::vector<int> ports_;
   std::vector<int> admin_ports_;
+  std::vector<std::vector<std::string>> extra_args_;
 };
 
 

@@ -70,6 +70,16 @@ class FileSystem {
 // The real thing: open/pwrite/fdatasync/rename/unlink on the local disk.
 std::shared_ptr<FileSystem> PosixFileSystem();
 
+// `base`, as if the files under `root` lived on a disk of `limit_bytes`: once
+// they would exceed it, WritableFile::Append fails with ENOSPC (kNoSpace)
+// and writes nothing, as on a full disk; removing or truncating files gives
+// the space back. Counts the files already under `root` at creation; does
+// not count directory entries or metadata. logserviced's disk_limit_bytes
+// (bounded disk use per node; also how multi-process tests fill a node's
+// disk without filling the machine's).
+std::shared_ptr<FileSystem> SpaceLimitedFileSystem(std::shared_ptr<FileSystem> base, const std::string& root,
+                                                   std::uint64_t limit_bytes);
+
 std::string JoinPath(const std::string& dir, const std::string& name);
 
 }  // namespace strata::logservice
