@@ -4,9 +4,13 @@
 // parser's invariants (no frame beyond the input, limits respected).
 //
 //   clang++ build: cmake -DCMAKE_CXX_COMPILER=clang++ ...; ./rdma_frame_fuzz -max_total_time=30
+// Any compiler: linked with fuzz/standalone_fuzz_main.cc it runs seeded,
+// mutation-based rounds as the ctest rdma.FrameParserFuzz.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -49,4 +53,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stream = stream.subspan(frame.consumed);
   }
   return 0;
+}
+
+// Seed inputs for the standalone driver (libFuzzer takes a corpus
+// directory): a valid stream of every frame type, under each limits mode.
+extern "C" void StrataFuzzSeeds(std::vector<std::string>* seeds) {
+  std::string stream;
+  auto add = [&](wire::FrameType type, uint32_t length, uint32_t sequence, uint32_t aux) {
+    FrameHeader h;
+    h.type = type;
+    h.length = length;
+    h.sequence = sequence;
+    h.aux = aux;
+    std::vector<std::byte> f(wire::kHeaderSize + length, std::byte{0x5a});
+    EncodeHeader(h, f.data());
+    SealHeader(f.data(), PayloadCrc({f.data() + wire::kHeaderSize, length}));
+    stream.append(reinterpret_cast<const char*>(f.data()), f.size());
+  };
+  add(wire::FrameType::kChallenge, wire::kChallengeSize, 0, 0);
+  add(wire::FrameType::kAuth, wire::kAuthSize, 0, 0);
+  add(wire::FrameType::kAccept, wire::kAcceptSize, 0, 0);
+  add(wire::FrameType::kData, 100, 1, 0);
+  add(wire::FrameType::kBulk, 200, 2, 64);
+  add(wire::FrameType::kCredit, 0, 0, 0);
+  add(wire::FrameType::kPing, 0, 0, 0);
+  add(wire::FrameType::kClose, 5, 0, 0);
+  for (char mode : {'\x00', '\x01', '\x04', '\x05'}) seeds->push_back(std::string(1, mode) + stream);
 }

@@ -271,7 +271,7 @@ void ConnectionCore::Close() {
     FailLocked(Aborted("closed before the handshake completed"));
   } else if (state_ == State::kOpen) {
     state_ = State::kClosing;
-    close_deadline_ = Clock::now() + ctx_->options.close_linger;
+    close_deadline_ = ctx_->Now() + ctx_->options.close_linger;
     MaybeFinishClosingLocked();
   }
   RunCompletions(lock);
@@ -334,7 +334,7 @@ void ConnectionCore::FinishClose() {
 // ---------------------------------------------------------------- receiving
 
 void ConnectionCore::Start() {
-  const auto now = Clock::now();
+  const auto now = ctx_->Now();
   handshake_deadline_ = now + (role_ == Role::kServer ? ctx_->options.handshake_timeout : ctx_->options.connect_timeout);
   last_received_ = now;
   if (role_ == Role::kServer) {
@@ -364,7 +364,7 @@ void ConnectionCore::BecomeOpenLocked(const PeerParams& peer) {
   OnPeerParamsLocked(peer);
   state_ = State::kOpen;
   was_open_ = true;
-  last_received_ = Clock::now();
+  last_received_ = ctx_->Now();
 }
 
 void ConnectionCore::HandleHandshakeFrame(const FrameHeader& h, std::span<const std::byte> payload) {
@@ -432,7 +432,7 @@ void ConnectionCore::HandleHandshakeFrame(const FrameHeader& h, std::span<const 
 
 void ConnectionCore::HandleFrame(const FrameHeader& h, std::span<const std::byte> payload, uint64_t token, bool transient) {
   using wire::FrameType;
-  last_received_ = Clock::now();
+  last_received_ = ctx_->Now();
   std::unique_lock lock(mu_);
   if (state_ == State::kClosed || state_ == State::kRefusing) return;
   if (state_ == State::kHandshaking) {

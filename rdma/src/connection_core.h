@@ -145,7 +145,7 @@ class ConnectionCore : public Connection,
   void CompleteControlLocked();
   void FailLocked(Status why);
   void QueueControlLocked(wire::FrameType type, std::span<const std::byte> payload = {});
-  void NoteSentLocked() { last_sent_ = Clock::now(); }
+  void NoteSentLocked() { last_sent_ = ctx_->Now(); }
   // After failure: true when we closed on purpose (CLOSE sent), so the link
   // may wait for the peer's end-of-stream instead of resetting.
   bool ClosedGracefullyLocked() const { return state_ == State::kClosed && close_status_.ok(); }

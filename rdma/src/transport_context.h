@@ -22,6 +22,11 @@ struct TransportContext {
 
   void Log(LogLevel level, const std::string& line) const { sink(level, line); }
 
+  // "Now" for protocol timers (options.clock, else the steady clock).
+  std::chrono::steady_clock::time_point Now() const {
+    return options.clock ? options.clock() : std::chrono::steady_clock::now();
+  }
+
   // How often I/O threads run timers: fine enough for the shortest timeout.
   std::chrono::milliseconds TickInterval() const {
     auto t = std::min({options.keepalive_interval / 4, options.handshake_timeout / 4,

@@ -129,7 +129,8 @@ TcpShard::TcpShard(std::shared_ptr<TransportContext> ctx)
 
 Status TcpShard::Start() {
   return loop_.Start(
-      [this](Clock::time_point now) {
+      [this](Clock::time_point) {
+        const auto now = ctx_->Now();  // the protocol clock (options.clock)
         for (auto& [ptr, conn] : conns_) {
           conn->Tick(now);
           conn->TickLink(now);

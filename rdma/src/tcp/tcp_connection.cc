@@ -141,7 +141,7 @@ void TcpConnection::ShutdownLinkLocked() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
   if (ClosedGracefullyLocked() && fd_ >= 0) {
     draining_ = true;
-    drain_deadline_ = Clock::now() + context().options.close_linger;
+    drain_deadline_ = context().Now() + context().options.close_linger;
     return;
   }
   PostFinalizeLocked();

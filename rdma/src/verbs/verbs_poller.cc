@@ -12,7 +12,8 @@ VerbsShard::VerbsShard(std::shared_ptr<TransportContext> ctx)
 
 Status VerbsShard::Start() {
   return loop_.Start(
-      [this](Clock::time_point now) {
+      [this](Clock::time_point) {
+        const auto now = ctx_->Now();  // the protocol clock (options.clock)
         for (auto& conn : conns_) conn->Tick(now);
       },
       [this] {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "strata/rdma/log.h"
@@ -55,6 +56,16 @@ struct TransportOptions {
   // Busy-poll this long before sleeping in epoll_wait / the verbs completion
   // channel (adaptive: the spin restarts after each event). 0 = never spin.
   std::chrono::microseconds busy_poll{0};
+
+  // --- Time ---
+  // The clock behind every protocol timer: keepalive (PING after
+  // keepalive_interval, kTimeout after keepalive_timeout), the handshake and
+  // connect deadlines and close_linger. Empty: std::chrono::steady_clock.
+  // Tests install a manual clock and advance it to fire (or withhold) those
+  // timeouts without sleeping. Must be monotonic and thread-safe. The I/O
+  // threads still wake every few ms of real time to consult it; Send's
+  // `wait` and Connect's blocking are bounded in real time.
+  std::function<std::chrono::steady_clock::time_point()> clock;
 
   // --- Determinism ---
   // 0: nonces come from OpenSSL's CSPRNG (production). Non-zero: from a
