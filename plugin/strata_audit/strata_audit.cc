@@ -132,7 +132,11 @@ void fill_account(MYSQL_THD thd, Record *r) {
 }
 
 // Changing audit settings needs AUDIT_ADMIN (on top of what SET GLOBAL
-// itself needs: SYSTEM_VARIABLES_ADMIN or SUPER).
+// itself needs: SYSTEM_VARIABLES_ADMIN or SUPER). Checked in the check
+// functions and again in the updates of non-string variables, because the
+// server skips the check function for SET ... = DEFAULT (an error raised
+// there fails the statement). For the filter lists DEFAULT means NULL, which
+// only ever widens what is recorded, and the change is recorded anyway.
 bool deny_without_admin(MYSQL_THD thd) {
   Security_context *sctx = thd ? thd->security_context() : nullptr;
   if (sctx == nullptr || g_grants == nullptr) return false;
@@ -219,6 +223,7 @@ void rebuild_filter(MYSQL_THD thd) {
 }
 
 void update_policy(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  if (deny_without_admin(thd)) return;  // SET ... = DEFAULT skips check
   *static_cast<ulong *>(tgt) = *static_cast<const ulong *>(save);
   rebuild_filter(thd);
   audit_setting(thd, "policy", policy_names[sv_policy]);
@@ -312,6 +317,7 @@ int check_rotate_on_size(MYSQL_THD thd, SYS_VAR *, void *save,
 
 void update_rotate_on_size(MYSQL_THD thd, SYS_VAR *, void *tgt,
                            const void *save) {
+  if (deny_without_admin(thd)) return;  // SET ... = DEFAULT skips check
   *static_cast<ulonglong *>(tgt) = *static_cast<const ulonglong *>(save);
   if (g_log) g_log->set_rotation(sv_rotate_on_size, sv_rotations);
   audit_setting(thd, "rotate_on_size", std::to_string(sv_rotate_on_size));
@@ -327,6 +333,7 @@ int check_rotations(MYSQL_THD thd, SYS_VAR *, void *save,
 }
 
 void update_rotations(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  if (deny_without_admin(thd)) return;  // SET ... = DEFAULT skips check
   *static_cast<ulong *>(tgt) = *static_cast<const ulong *>(save);
   if (g_log) g_log->set_rotation(sv_rotate_on_size, sv_rotations);
   audit_setting(thd, "rotations", std::to_string(sv_rotations));
@@ -343,6 +350,7 @@ int check_max_query_length(MYSQL_THD thd, SYS_VAR *, void *save,
 
 void update_max_query_length(MYSQL_THD thd, SYS_VAR *, void *tgt,
                              const void *save) {
+  if (deny_without_admin(thd)) return;  // SET ... = DEFAULT skips check
   *static_cast<ulonglong *>(tgt) = *static_cast<const ulonglong *>(save);
   g_max_query_length = sv_max_query_length;
   audit_setting(thd, "max_query_length", std::to_string(sv_max_query_length));
@@ -382,6 +390,7 @@ int check_flush(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *v) {
 }
 
 void update_flush(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  if (deny_without_admin(thd)) return;  // SET ... = DEFAULT skips check
   *static_cast<bool *>(tgt) = false;  // an action, not a state
   if (!*static_cast<const bool *>(save) || g_log == nullptr) return;
   audit_setting(thd, "flush", "ON");  // last record of the old file
@@ -397,6 +406,7 @@ int check_redact(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *v) {
 }
 
 void update_redact(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
+  if (deny_without_admin(thd)) return;  // SET ... = DEFAULT skips check
   *static_cast<bool *>(tgt) = *static_cast<const bool *>(save);
   g_redact = sv_redact_literals;
   audit_setting(thd, "redact_literals", sv_redact_literals ? "ON" : "OFF");
