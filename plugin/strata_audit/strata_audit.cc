@@ -22,6 +22,8 @@
 #include <mysql/service_plugin_registry.h>
 #include <mysqld_error.h>
 
+#include <syslog.h>
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -84,12 +86,39 @@ char *sv_exclude_commands = nullptr;
 ulonglong sv_max_query_length = 0;
 bool sv_redact_literals = false;
 bool sv_table_access = false;
+ulong sv_handler = 0;  // FILE
+char *sv_syslog_ident = nullptr;
+ulong sv_syslog_facility = 0;  // LOG_USER
+ulong sv_syslog_priority = 0;  // LOG_INFO
 
 const char *format_names[] = {"JSON", "CSV", "OLD", nullptr};
 TYPELIB format_typelib = {3, "audit_log_format", format_names, nullptr};
 const char *strategy_names[] = {"ASYNCHRONOUS", "PERFORMANCE",
                                 "SEMISYNCHRONOUS", "SYNCHRONOUS", nullptr};
 TYPELIB strategy_typelib = {4, "audit_log_strategy", strategy_names, nullptr};
+const char *handler_names[] = {"FILE", "SYSLOG", nullptr};
+TYPELIB handler_typelib = {2, "audit_log_handler", handler_names, nullptr};
+const char *facility_names[] = {"LOG_USER",   "LOG_AUTHPRIV", "LOG_CRON",
+                                "LOG_DAEMON", "LOG_FTP",      "LOG_KERN",
+                                "LOG_LPR",    "LOG_MAIL",     "LOG_NEWS",
+                                "LOG_SYSLOG", "LOG_LOCAL0",   "LOG_LOCAL1",
+                                "LOG_LOCAL2", "LOG_LOCAL3",   "LOG_LOCAL4",
+                                "LOG_LOCAL5", "LOG_LOCAL6",   "LOG_LOCAL7",
+                                nullptr};
+const int facility_values[] = {
+    LOG_USER,   LOG_AUTHPRIV, LOG_CRON,   LOG_DAEMON, LOG_FTP,    LOG_KERN,
+    LOG_LPR,    LOG_MAIL,     LOG_NEWS,   LOG_SYSLOG, LOG_LOCAL0, LOG_LOCAL1,
+    LOG_LOCAL2, LOG_LOCAL3,   LOG_LOCAL4, LOG_LOCAL5, LOG_LOCAL6, LOG_LOCAL7};
+TYPELIB facility_typelib = {18, "audit_log_syslog_facility", facility_names,
+                            nullptr};
+const char *priority_names[] = {"LOG_INFO",  "LOG_ALERT", "LOG_CRIT",
+                                "LOG_ERR",   "LOG_WARNING", "LOG_NOTICE",
+                                "LOG_EMERG", "LOG_DEBUG", nullptr};
+const int priority_values[] = {LOG_INFO,    LOG_ALERT, LOG_CRIT,
+                               LOG_ERR,     LOG_WARNING, LOG_NOTICE,
+                               LOG_EMERG,   LOG_DEBUG};
+TYPELIB priority_typelib = {8, "audit_log_syslog_priority", priority_names,
+                            nullptr};
 const char *policy_names[] = {"ALL", "LOGINS", "QUERIES", "NONE", nullptr};
 TYPELIB policy_typelib = {4, "audit_log_policy", policy_names, nullptr};
 
@@ -491,6 +520,23 @@ MYSQL_SYSVAR_BOOL(table_access, sv_table_access,
                   "events only when it is ON, so OFF costs nothing).",
                   nullptr, nullptr, false);
 
+MYSQL_SYSVAR_ENUM(handler, sv_handler,
+                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                  "FILE (audit_log_file) or SYSLOG (one message per record).",
+                  nullptr, nullptr, 0, &handler_typelib);
+MYSQL_SYSVAR_STR(syslog_ident, sv_syslog_ident,
+                 PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                 "SYSLOG handler: text put before each record.", nullptr,
+                 nullptr, "audit_log");
+MYSQL_SYSVAR_ENUM(syslog_facility, sv_syslog_facility,
+                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                  "SYSLOG handler: the facility.", nullptr, nullptr, 0,
+                  &facility_typelib);
+MYSQL_SYSVAR_ENUM(syslog_priority, sv_syslog_priority,
+                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
+                  "SYSLOG handler: the priority.", nullptr, nullptr, 0,
+                  &priority_typelib);
+
 SYS_VAR *system_variables[] = {
     MYSQL_SYSVAR(file),           MYSQL_SYSVAR(format),
     MYSQL_SYSVAR(strategy),       MYSQL_SYSVAR(buffer_size),
@@ -500,7 +546,9 @@ SYS_VAR *system_variables[] = {
     MYSQL_SYSVAR(include_databases), MYSQL_SYSVAR(exclude_databases),
     MYSQL_SYSVAR(include_commands), MYSQL_SYSVAR(exclude_commands),
     MYSQL_SYSVAR(max_query_length), MYSQL_SYSVAR(redact_literals),
-    MYSQL_SYSVAR(table_access),   nullptr};
+    MYSQL_SYSVAR(table_access),   MYSQL_SYSVAR(handler),
+    MYSQL_SYSVAR(syslog_ident),   MYSQL_SYSVAR(syslog_facility),
+    MYSQL_SYSVAR(syslog_priority), nullptr};
 
 // ---- status variables ----
 
@@ -750,6 +798,10 @@ int audit_init(MYSQL_PLUGIN plugin) {
     o.rotate_on_size = sv_rotate_on_size;
     o.rotations = static_cast<unsigned>(sv_rotations);
     o.log = log_message;
+    o.handler = static_cast<strata_audit::Handler>(sv_handler);
+    o.syslog_ident = sv(sv_syslog_ident);
+    o.syslog_priority = facility_values[sv_syslog_facility] |
+                        priority_values[sv_syslog_priority];
     auto log = std::make_unique<AuditLog>(std::move(o));
     if (log->start(&error) != 0) {
       log_message(true, "cannot open the audit log: " + error);

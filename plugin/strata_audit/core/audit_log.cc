@@ -1,5 +1,7 @@
 #include "audit_log.h"
 
+#include <syslog.h>
+
 #include <chrono>
 #include <cstring>
 
@@ -44,6 +46,16 @@ AuditLog::AuditLog(Options opts)
           .count();
     };
   }
+  if (!opts_.syslog_write) {
+    const int prio = opts_.syslog_priority ? opts_.syslog_priority
+                                           : (LOG_USER | LOG_INFO);
+    const std::string prefix =
+        opts_.syslog_ident.empty() ? "" : opts_.syslog_ident + ": ";
+    opts_.syslog_write = [prio, prefix](std::string_view line) {
+      ::syslog(prio, "%s%.*s", prefix.c_str(), static_cast<int>(line.size()),
+               line.data());
+    };
+  }
   scratch_.reserve(4096);
 }
 
@@ -57,7 +69,7 @@ int AuditLog::start(std::string *error) {
   uint64_t torn = 0;
   std::string what;
   uint64_t last_id = 0;
-  {
+  if (opts_.handler == Handler::kFile) {
     std::lock_guard<std::mutex> fl(file_mu_);
     int err = file_.open(&torn, &what);
     if (err) {
@@ -107,7 +119,7 @@ void AuditLog::stop() {
   cv_space_.notify_all();
   if (writer_.joinable()) writer_.join();
   std::lock_guard<std::mutex> fl(file_mu_);
-  if (file_.is_open()) {
+  if (opts_.handler == Handler::kFile && file_.is_open()) {
     iovec none{nullptr, 0};
     std::string what;
     (void)file_.append(&none, 0, true, &what);  // fdatasync what we wrote
@@ -219,6 +231,34 @@ void AuditLog::writer_main() {
 
 void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,
                             bool sync) {
+  if (opts_.handler == Handler::kSyslog) {
+    // Records never contain '\n' (all formats escape it), so each line is
+    // one record; a record may wrap from a to b.
+    std::string joined;
+    auto emit = [&](std::string_view part) {
+      size_t start = 0;
+      while (start < part.size()) {
+        const size_t nl = part.find('\n', start);
+        if (nl == std::string_view::npos) {
+          joined.append(part.substr(start));
+          return;
+        }
+        if (joined.empty()) {
+          opts_.syslog_write(part.substr(start, nl - start));
+        } else {
+          joined.append(part.substr(start, nl - start));
+          opts_.syslog_write(joined);
+          joined.clear();
+        }
+        start = nl + 1;
+      }
+    };
+    emit(a);
+    emit(b);
+    stats_.events_written.fetch_add(n, std::memory_order_relaxed);
+    stats_.total_size.fetch_add(a.size() + b.size(), std::memory_order_relaxed);
+    return;
+  }
   std::string what;
   int err = 0;
   if (!file_.is_open()) {
@@ -262,6 +302,7 @@ void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,
 }
 
 int AuditLog::reopen() {
+  if (opts_.handler != Handler::kFile) return 0;
   std::lock_guard<std::mutex> fl(file_mu_);
   uint64_t torn;
   std::string what;

@@ -48,6 +48,10 @@ enum class Strategy : uint8_t {
 
 std::optional<Strategy> parse_strategy(std::string_view name);
 
+// Where records go. SYSLOG sends each record (one line, without its '\n')
+// as one syslog message; no file, no rotation.
+enum class Handler : uint8_t { kFile, kSyslog };
+
 struct Options {
   std::string path;
   Format format = Format::kJson;
@@ -56,6 +60,13 @@ struct Options {
   uint64_t server_id = 0;
   uint64_t rotate_on_size = 0;  // 0: never rotate
   unsigned rotations = 0;       // rotated files kept; 0: all
+  Handler handler = Handler::kFile;
+  // SYSLOG: sends one record (no '\n'); nullptr: ::syslog() with
+  // syslog_priority (facility | level), the line prefixed by syslog_ident
+  // and ": " (the process-wide openlog() identity is left alone).
+  std::function<void(std::string_view)> syslog_write;
+  int syslog_priority = 0;
+  std::string syslog_ident;
   Fs *fs = nullptr;                       // nullptr: posix_fs()
   std::function<int64_t()> clock_us;      // nullptr: system clock
   // Error log sink: (is_error, message). Called without locks held by

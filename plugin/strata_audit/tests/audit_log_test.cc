@@ -229,3 +229,26 @@ TEST(AuditLog, BiggerThanTheBufferIsStillWritten) {
   EXPECT_NE(ls[1].find(big), std::string::npos);
   EXPECT_EQ(record_id(ls[2]), 3);
 }
+
+TEST(AuditLog, SyslogHandlerSendsOneMessagePerRecord) {
+  std::vector<std::string> sent;
+  std::mutex m;
+  Options o;
+  o.handler = Handler::kSyslog;
+  o.buffer_size = 700;  // records wrap around the buffer's end
+  o.syslog_write = [&](std::string_view line) {
+    std::lock_guard<std::mutex> l(m);
+    sent.emplace_back(line);
+  };
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0) << err;
+  for (int i = 0; i < 50; ++i) log.append(query("select " + std::to_string(i)));
+  log.stop();
+  ASSERT_EQ(sent.size(), 50u);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_TRUE(looks_complete(sent[i])) << sent[i];
+    EXPECT_EQ(record_id(sent[i]), i + 1);
+    EXPECT_NE(sent[i].find("\"select " + std::to_string(i) + "\""), std::string::npos);
+  }
+}
