@@ -20,6 +20,35 @@ TEST(NodeMeta, RoundTripAndDamage) {
   EXPECT_FALSE(DecodeTail(EncodeTail(t) + "x", &u).ok());
 }
 
+// Each decoder error path, reached on purpose, with its reason. (The files
+// also carry the durable-file header and CRC, tested in disk_format_test;
+// these are the payload decoders behind it.)
+TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
+  NodeMeta m{7, 99, 7, 4096, 1, {{1, 0}, {7, 4096}}, {"tcp://a:1"}};
+  const std::string b = EncodeNodeMeta(m);
+  NodeMeta g;
+  auto put64 = [](std::string s, std::size_t at, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) s[at + i] = static_cast<char>(v >> (8 * i));
+    return s;
+  };
+  auto why = [&](const std::string& bytes) { return DecodeNodeMeta(bytes, &g).message(); };
+  EXPECT_EQ(why(put64(b, 0, 99)), "node meta: bad version");
+  EXPECT_EQ(why(b.substr(0, 20)), "node meta: truncated header");
+  EXPECT_EQ(why(put64(b, 48, wire::kMaxHistory + 1)), "node meta: truncated header");  // history count over the cap
+  EXPECT_EQ(why(b.substr(0, 56 + 8)), "node meta: truncated history");
+  EXPECT_EQ(why(put64(b, 88, wire::kMaxPeers + 1)), "node meta: bad peer count");
+  EXPECT_EQ(why(b.substr(0, b.size() - 1)), "node meta: truncated peer");
+  EXPECT_EQ(why(b + "x"), "node meta: trailing bytes");
+  for (const std::string& bad : {put64(b, 0, 99), b + "x"}) EXPECT_TRUE(DecodeNodeMeta(bad, &g).is_data_loss());
+
+  repl::TailImage t{3, 1024, 1100, "img"}, u;
+  const std::string tb = EncodeTail(t);
+  for (std::size_t n = 0; n < tb.size(); ++n)
+    EXPECT_EQ(DecodeTail(tb.substr(0, n), &u).message(), "tail register: malformed") << n;
+  EXPECT_EQ(DecodeTail(put64(tb, 0, 99), &u).message(), "tail register: malformed");
+  EXPECT_EQ(DecodeTail(tb + "x", &u).message(), "tail register: malformed");
+}
+
 TEST(NodeMeta, PromiseSurvivesACrashOnceSaved) {
   auto fs = std::make_shared<FaultInjectionFileSystem>(1);
   ASSERT_TRUE(fs->CreateDirs("/n").ok());
