@@ -198,7 +198,12 @@ void AuditLog::append(const Record &r) {
         break;
     }
     ++pending_records_;
-    if (writer_sleeping_) cv_data_.notify_one();
+    // Wake the writer only when it waits for a first record or when the
+    // buffer is a quarter full; otherwise it wakes by itself within
+    // kBatchWindow. This keeps a futex wake-up off most records.
+    if ((writer_idle_ && pending_records_ == 1) ||
+        (writer_sleeping_ && ring_.used() >= ring_.capacity() / 4))
+      cv_data_.notify_one();
     return;
   }
 }
@@ -206,12 +211,20 @@ void AuditLog::append(const Record &r) {
 void AuditLog::writer_main() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    while (ring_.empty() && !stop_) {
-      writer_sleeping_ = true;
+    if (ring_.empty() && !stop_) {
+      writer_idle_ = writer_sleeping_ = true;
       cv_data_.wait(lk);
-      writer_sleeping_ = false;
+      writer_idle_ = writer_sleeping_ = false;
+      continue;
     }
     if (ring_.empty() && stop_) break;
+    if (!stop_ && flush_waiters_ == 0 &&
+        ring_.used() < ring_.capacity() / 4) {
+      // Let a batch build up (bounded delay; see append()).
+      writer_sleeping_ = true;
+      cv_data_.wait_for(lk, kBatchWindow);
+      writer_sleeping_ = false;
+    }
     std::string_view a, b;
     ring_.peek(&a, &b);
     const uint64_t n = pending_records_;
@@ -323,8 +336,12 @@ void AuditLog::set_rotation(uint64_t size, unsigned keep) {
 
 void AuditLog::flush_buffer() {
   std::unique_lock<std::mutex> lk(mu_);
+  ++flush_waiters_;
   cv_data_.notify_one();
-  cv_space_.wait(lk, [&] { return (ring_.empty() && !writer_busy_) || stop_ || !running_; });
+  cv_space_.wait(lk, [&] {
+    return (ring_.empty() && !writer_busy_) || stop_ || !running_;
+  });
+  --flush_waiters_;
 }
 
 }  // namespace strata_audit

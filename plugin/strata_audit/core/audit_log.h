@@ -5,8 +5,9 @@
 //   timestamp (never going backwards) and is formatted into one scratch
 //   string; so ids and timestamps increase in file order and two records can
 //   never interleave.
-// - ASYNCHRONOUS / PERFORMANCE: the record is copied into the RingBuffer and
-//   the writer thread is woken if it sleeps. When the buffer is full,
+// - ASYNCHRONOUS / PERFORMANCE: the record is copied into the RingBuffer;
+//   the writer is woken for the first record after it went idle and when
+//   the buffer is a quarter full, else it takes a batch every kBatchWindow. When the buffer is full,
 //   ASYNCHRONOUS waits for space (Audit_log_write_waits), PERFORMANCE drops
 //   the record (Audit_log_events_lost). The writer takes everything pending,
 //   writes it with one writev outside mu_ (under file_mu_), then frees it.
@@ -23,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -86,6 +88,10 @@ struct Stats {
 
 class AuditLog {
  public:
+  // The longest a record waits in the buffer before the writer takes it
+  // (the writer is woken earlier when the buffer is a quarter full).
+  static constexpr std::chrono::milliseconds kBatchWindow{5};
+
   explicit AuditLog(Options opts);
   ~AuditLog();
   AuditLog(const AuditLog &) = delete;
@@ -127,7 +133,9 @@ class AuditLog {
   int64_t last_time_us_ = 0;
   std::string scratch_;
   std::string log_start_;
-  bool writer_sleeping_ = false;
+  bool writer_sleeping_ = false;  // in either wait below
+  bool writer_idle_ = false;      // waiting for a first record
+  int flush_waiters_ = 0;         // flush_buffer() callers: write at once
   bool writer_busy_ = false;
   bool stop_ = false;
   bool running_ = false;

@@ -252,3 +252,19 @@ TEST(AuditLog, SyslogHandlerSendsOneMessagePerRecord) {
     EXPECT_NE(sent[i].find("\"select " + std::to_string(i) + "\""), std::string::npos);
   }
 }
+
+TEST(AuditLog, AsynchronousWritesWithoutAFlushWithinTheBatchWindow) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  for (int round = 0; round < 3; ++round) {
+    log.append(query("one"));
+    for (int i = 0; i < 200 && log.stats().events_written < static_cast<uint64_t>(round + 1); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(log.stats().events_written, static_cast<uint64_t>(round + 1));
+  }
+  log.stop();
+}
