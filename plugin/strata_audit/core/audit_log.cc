@@ -134,8 +134,12 @@ uint64_t AuditLog::last_record_id() const {
 
 void AuditLog::append(const Record &r) {
   std::unique_lock<std::mutex> lk(mu_);
+  bool big_owner = false;
   for (;;) {
-    if (!running_) return;
+    if (!running_) {
+      if (big_owner) big_pending_ = false;
+      return;
+    }
     // Id, time and text are assigned together with the push below, in one
     // hold of mu_, so file order == id order. If the record cannot be
     // queued yet (ASYNCHRONOUS, buffer full), the id is given back (nobody
@@ -166,17 +170,31 @@ void AuditLog::append(const Record &r) {
           stats_.events_lost.fetch_add(1, std::memory_order_relaxed);
           return;
         }
+        pushed_bytes_ += scratch_.size();
         break;
       case Strategy::kAsynchronous:
+        if (big_pending_ && !big_owner) {
+          // Someone waits to write a record bigger than the buffer: let the
+          // buffer drain for it first.
+          cv_space_.wait(lk, [&] { return !big_pending_ || !running_; });
+          continue;
+        }
         if (scratch_.size() > ring_.capacity()) {
           if (ring_.empty() && !writer_busy_) {
             // Bigger than the whole buffer: write it directly, in order.
             ++next_id_;
-            std::lock_guard<std::mutex> fl(file_mu_);
-            write_locked(scratch_, {}, 1, false);
+            {
+              std::lock_guard<std::mutex> fl(file_mu_);
+              write_locked(scratch_, {}, 1, false);
+            }
+            if (big_owner) {
+              big_pending_ = false;
+              cv_space_.notify_all();
+            }
             return;
           }
           stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
+          big_pending_ = big_owner = true;  // new records wait behind it
           cv_data_.notify_one();
           cv_space_.wait(lk, [&] {
             return (ring_.empty() && !writer_busy_) || !running_;
@@ -195,6 +213,7 @@ void AuditLog::append(const Record &r) {
         }
         ++next_id_;
         (void)ring_.push(scratch_);
+        pushed_bytes_ += scratch_.size();
         break;
     }
     ++pending_records_;
@@ -237,6 +256,7 @@ void AuditLog::writer_main() {
     }
     lk.lock();
     ring_.consume(a.size() + b.size());
+    consumed_bytes_ += a.size() + b.size();
     writer_busy_ = false;
     cv_space_.notify_all();
   }
@@ -336,10 +356,13 @@ void AuditLog::set_rotation(uint64_t size, unsigned keep) {
 
 void AuditLog::flush_buffer() {
   std::unique_lock<std::mutex> lk(mu_);
+  // Waits for what was queued before the call only: under steady load the
+  // buffer may never be empty.
+  const uint64_t target = pushed_bytes_;
   ++flush_waiters_;
   cv_data_.notify_one();
   cv_space_.wait(lk, [&] {
-    return (ring_.empty() && !writer_busy_) || stop_ || !running_;
+    return consumed_bytes_ >= target || ring_.empty() || stop_ || !running_;
   });
   --flush_waiters_;
 }

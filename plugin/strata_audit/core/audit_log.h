@@ -108,7 +108,8 @@ class AuditLog {
   // Closes and reopens the file (external rotation). Returns errno.
   int reopen();
   void set_rotation(uint64_t rotate_on_size, unsigned rotations);
-  // Waits until everything appended so far has been handed to the kernel.
+  // Waits until everything appended before the call has been handed to the
+  // kernel (or dropped on a write error).
   void flush_buffer();
 
   const Stats &stats() const { return stats_; }
@@ -136,6 +137,9 @@ class AuditLog {
   bool writer_sleeping_ = false;  // in either wait below
   bool writer_idle_ = false;      // waiting for a first record
   int flush_waiters_ = 0;         // flush_buffer() callers: write at once
+  bool big_pending_ = false;      // a record > buffer waits for the drain
+  uint64_t pushed_bytes_ = 0;     // ever queued into ring_
+  uint64_t consumed_bytes_ = 0;   // ever written out of ring_
   bool writer_busy_ = false;
   bool stop_ = false;
   bool running_ = false;

@@ -268,3 +268,35 @@ TEST(AuditLog, AsynchronousWritesWithoutAFlushWithinTheBatchWindow) {
   }
   log.stop();
 }
+
+TEST(AuditLog, BigRecordsUnderLoadKeepFileOrder) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  o.buffer_size = 4096;
+  {
+    AuditLog log(o);
+    std::string err;
+    ASSERT_EQ(log.start(&err), 0);
+    const std::string big(10000, 'B');
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t)
+      ts.emplace_back([&] {
+        for (int i = 0; i < 300; ++i) log.append(query("small"));
+      });
+    ts.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) log.append(query(big));
+    });
+    for (auto &t : ts) t.join();
+    log.flush_buffer();
+    log.stop();
+  }
+  const auto ls = lines(read_file(d.file("audit.log")));
+  ASSERT_EQ(ls.size(), 1220u);
+  long long prev = 0;
+  for (const auto &l : ls) {
+    ASSERT_TRUE(looks_complete(l));
+    ASSERT_EQ(record_id(l), prev + 1);
+    prev = record_id(l);
+  }
+}
