@@ -6,18 +6,24 @@
 // echo/sink server on loopback; the parent is the client. Sizes are payload
 // bytes (our frames add a 32-byte header on the wire).
 //
-//   rdma_bench [--pingpong N] [--stream-mb MB] [--busy-poll-us US]
+//   rdma_bench [--pingpong N] [--stream-mb MB] [--busy-poll-us US] [--low-latency-reads 0|1]
+//              [--sizes 64,4096,65536] [--only latency|stream]
+//
+// "raw+epoll" is the raw socket again, but both ends wait in epoll_wait
+// before each recv: the floor of any readiness-based event loop.
 //
 // Not a test: numbers depend on the machine and its load.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -41,6 +47,9 @@ struct Args {
   int warmup = 500;
   size_t stream_mb = 128;
   int busy_poll_us = 0;
+  bool low_latency_reads = false;
+  std::vector<uint32_t> sizes = {64u, 4096u, 65536u};
+  bool latency = true, stream = true;
 };
 
 TransportOptions BenchOptions(const Args& a) {
@@ -52,6 +61,7 @@ TransportOptions BenchOptions(const Args& a) {
   o.receive_credits = 128;
   o.send_buffer_size = 4 * 1024 * 1024;
   o.busy_poll = std::chrono::microseconds(a.busy_poll_us);
+  o.low_latency_reads = a.low_latency_reads;
   o.log = [](LogLevel level, std::string_view line) {
     if (level >= LogLevel::kError) std::fprintf(stderr, "bench: %.*s\n", static_cast<int>(line.size()), line.data());
   };
@@ -111,8 +121,36 @@ int RawConnect(uint16_t port) {
   return fd;
 }
 
+// The floor of any readiness-based (epoll) design: a non-blocking socket,
+// epoll_wait until readable, then recv, as our I/O threads do, without
+// anything else of ours. Reads exactly n bytes.
+bool EpollReadAll(int ep, int fd, void* buf, size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t r = ::recv(fd, p, n, MSG_DONTWAIT);
+    if (r > 0) {
+      p += r;
+      n -= static_cast<size_t>(r);
+      continue;
+    }
+    if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return false;
+    epoll_event ev;
+    if (::epoll_wait(ep, &ev, 1, 1000) < 0 && errno != EINTR) return false;
+  }
+  return true;
+}
+int EpollFor(int fd) {
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  return ep;
+}
+
 // Raw server: per connection, a 16-byte request {mode, size, count}, then
-// mode 1 = echo `count` messages of `size`, mode 2 = sink them and ack 1 byte.
+// mode 1 = echo `count` messages of `size`, mode 2 = sink them and ack 1
+// byte, mode 3 = echo like mode 1 but waiting in epoll_wait before each recv.
 void RawServe(int listen_fd) {
   for (;;) {
     const int fd = ::accept(listen_fd, nullptr, nullptr);
@@ -123,10 +161,12 @@ void RawServe(int listen_fd) {
     if (ReadAll(fd, req, sizeof req)) {
       const uint32_t mode = static_cast<uint32_t>(req[0] >> 32), size = static_cast<uint32_t>(req[0]);
       std::vector<char> buf(size);
+      const int ep = mode == 3 ? EpollFor(fd) : -1;
       for (uint64_t i = 0; i < req[1]; ++i) {
-        if (!ReadAll(fd, buf.data(), size)) break;
-        if (mode == 1 && !WriteAll(fd, buf.data(), size)) break;
+        if (!(mode == 3 ? EpollReadAll(ep, fd, buf.data(), size) : ReadAll(fd, buf.data(), size))) break;
+        if ((mode == 1 || mode == 3) && !WriteAll(fd, buf.data(), size)) break;
       }
+      if (ep >= 0) ::close(ep);
       if (mode == 2) WriteAll(fd, "k", 1);
     }
     ::close(fd);
@@ -143,19 +183,23 @@ Latency Percentiles(std::vector<double> us) {
   return {us[us.size() / 2], us[std::min(us.size() - 1, us.size() * 99 / 100)]};
 }
 
-Latency RawPingPong(uint16_t port, uint32_t size, const Args& a) {
+// epoll = true: both ends wait in epoll_wait before each recv (mode 3).
+Latency RawPingPong(uint16_t port, uint32_t size, const Args& a, bool epoll = false) {
   const int fd = RawConnect(port);
-  const uint64_t req[2] = {(uint64_t{1} << 32) | size, static_cast<uint64_t>(a.pingpong + a.warmup)};
+  const uint64_t req[2] = {(uint64_t{epoll ? 3u : 1u} << 32) | size, static_cast<uint64_t>(a.pingpong + a.warmup)};
   WriteAll(fd, req, sizeof req);
+  const int ep = epoll ? EpollFor(fd) : -1;
   std::vector<char> buf(size, 'x');
   std::vector<double> us;
   us.reserve(a.pingpong);
   for (int i = 0; i < a.pingpong + a.warmup; ++i) {
     const auto t0 = Clock::now();
     WriteAll(fd, buf.data(), size);
-    ReadAll(fd, buf.data(), size);
+    if (epoll) EpollReadAll(ep, fd, buf.data(), size);
+    else ReadAll(fd, buf.data(), size);
     if (i >= a.warmup) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
+  if (ep >= 0) ::close(ep);
   ::close(fd);
   return Percentiles(us);
 }
@@ -281,6 +325,19 @@ int main(int argc, char** argv) {
     if (k == "--pingpong") a.pingpong = std::atoi(argv[i + 1]);
     else if (k == "--stream-mb") a.stream_mb = std::strtoull(argv[i + 1], nullptr, 10);
     else if (k == "--busy-poll-us") a.busy_poll_us = std::atoi(argv[i + 1]);
+    else if (k == "--low-latency-reads") a.low_latency_reads = std::atoi(argv[i + 1]) != 0;
+    else if (k == "--sizes") {
+      a.sizes.clear();
+      for (const char* p = argv[i + 1]; *p;) {
+        char* end;
+        a.sizes.push_back(static_cast<uint32_t>(std::strtoul(p, &end, 10)));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) break;
+      }
+    } else if (k == "--only") {
+      a.latency = std::string(argv[i + 1]) == "latency";
+      a.stream = std::string(argv[i + 1]) == "stream";
+    }
   }
   uint16_t raw_port = 0;
   const int raw_fd = RawListen(&raw_port);
@@ -296,28 +353,32 @@ int main(int argc, char** argv) {
 
   auto t = Transport::Create(BenchOptions(a));
   if (!t.ok()) return 1;
-  std::printf("two processes, loopback TCP, %d ping-pongs (+%d warm-up), %zu MB streamed per size\n",
-              a.pingpong, a.warmup, a.stream_mb);
-  std::printf("%8s | %-21s | %-21s | %6s | %-38s | %-11s\n", "size", "raw p50/p99 us", "strata p50/p99 us", "p50 x",
-              "stream msg/s raw / strata / strata+kMore", "tput x");
+  std::printf("two processes, loopback TCP, %d ping-pongs (+%d warm-up), %zu MB streamed per size, busy_poll %d us, "
+              "low_latency_reads %s\n",
+              a.pingpong, a.warmup, a.stream_mb, a.busy_poll_us, a.low_latency_reads ? "on" : "off");
+  std::printf("%8s | %-21s | %-21s | %6s | %-21s | %-38s | %-11s\n", "size", "raw p50/p99 us", "strata p50/p99 us",
+              "p50 x", "raw+epoll p50/p99 us", "stream msg/s raw / strata / strata+kMore", "tput x");
   // All latency runs first: a thread that just streamed flat out is, under
   // CPU contention, woken later by the scheduler than one that slept, which
   // would penalise whichever side streamed last.
-  const uint32_t sizes[] = {64u, 4096u, 65536u};
-  Latency raw[3], ours[3];
-  for (int i = 0; i < 3; ++i) {
+  const std::vector<uint32_t>& sizes = a.sizes;
+  const size_t n = sizes.size();
+  std::vector<Latency> raw(n), ours(n), raw_epoll(n);
+  for (size_t i = 0; i < n && a.latency; ++i) {
     raw[i] = RawPingPong(raw_port, sizes[i], a);
     ours[i] = OurPingPong(*t.value(), echo_addr, sizes[i], a);
+    raw_epoll[i] = RawPingPong(raw_port, sizes[i], a, /*epoll=*/true);
   }
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const uint32_t size = sizes[i];
     const uint64_t count = std::max<uint64_t>(a.stream_mb * 1024 * 1024 / size, 1000);
-    const double raw_tput = RawStream(raw_port, size, count);
-    const double our_tput = OurStream(*t.value(), sink_addr, size, count, 1);
-    const double batched = OurStream(*t.value(), sink_addr, size, count, 32);
-    std::printf("%8u | %9.1f / %9.1f | %9.1f / %9.1f | %6.3f | %10.0f / %10.0f / %10.0f | %4.2f / %4.2f\n", size,
-                raw[i].p50_us, raw[i].p99_us, ours[i].p50_us, ours[i].p99_us, ours[i].p50_us / raw[i].p50_us, raw_tput,
-                our_tput, batched, our_tput / raw_tput, batched / raw_tput);
+    const double raw_tput = a.stream ? RawStream(raw_port, size, count) : 1;
+    const double our_tput = a.stream ? OurStream(*t.value(), sink_addr, size, count, 1) : 0;
+    const double batched = a.stream ? OurStream(*t.value(), sink_addr, size, count, 32) : 0;
+    std::printf("%8u | %9.1f / %9.1f | %9.1f / %9.1f | %6.3f | %9.1f / %9.1f | %10.0f / %10.0f / %10.0f | %4.2f / %4.2f\n",
+                size, raw[i].p50_us, raw[i].p99_us, ours[i].p50_us, ours[i].p99_us, ours[i].p50_us / raw[i].p50_us,
+                raw_epoll[i].p50_us, raw_epoll[i].p99_us, raw_tput, our_tput, batched, our_tput / raw_tput,
+                batched / raw_tput);
     std::fflush(stdout);
   }
   t.value().reset();

@@ -1,6 +1,8 @@
 // Shared test helpers (see test_support.h).
 #include "test_support.h"
 
+#include <cstdlib>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -64,6 +66,8 @@ TransportOptions TestOptions(LogCapture* log, uint64_t seed) {
   o.max_message_size = 64 * 1024;
   o.bulk_ring_size = 4 * 1024 * 1024;
   if (log != nullptr) o.log = log->Sink();
+  // ctest runs the TCP suites a second time with this set (rdma.LowLatencyReads.*).
+  if (const char* v = std::getenv("STRATA_RDMA_TEST_LOW_LATENCY_READS")) o.low_latency_reads = std::string(v) == "1";
   return o;
 }
 

@@ -10,8 +10,8 @@
 
 namespace strata::rdma {
 
-EventLoop::EventLoop(std::chrono::milliseconds tick, std::chrono::microseconds busy_poll)
-    : tick_(tick), busy_poll_(busy_poll) {}
+EventLoop::EventLoop(std::chrono::milliseconds tick, std::chrono::microseconds busy_poll, bool blocking_reads)
+    : tick_(tick), busy_poll_(busy_poll), blocking_reads_(blocking_reads && busy_poll.count() == 0) {}
 
 EventLoop::~EventLoop() {
   Stop();
@@ -72,6 +72,11 @@ Status EventLoop::Watch(int fd, uint32_t events, IoHandler* handler) {
   ev.events = events;
   ev.data.ptr = handler;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return ErrnoStatus("epoll_ctl(ADD)", errno);
+  if (handler != nullptr && handler->SupportsBlockingRead()) {
+    std::lock_guard lock(watch_mu_);
+    blocking_[fd] = handler;
+    single_ = blocking_.size() == 1 ? handler : nullptr;
+  }
   return Status::Ok();
 }
 
@@ -83,7 +88,17 @@ Status EventLoop::Rewatch(int fd, uint32_t events, IoHandler* handler) {
   return Status::Ok();
 }
 
-void EventLoop::Unwatch(int fd) { ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+void EventLoop::Unwatch(int fd) {
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  std::lock_guard lock(watch_mu_);
+  if (blocking_.erase(fd) == 0) return;
+  single_ = blocking_.size() == 1 ? blocking_.begin()->second : nullptr;
+}
+
+IoHandler* EventLoop::SingleHandler() {
+  std::lock_guard lock(watch_mu_);
+  return single_;
+}
 
 bool EventLoop::RunTasks() {
   std::vector<std::function<void()>> batch;
@@ -101,7 +116,27 @@ void EventLoop::Run() {
   auto next_tick = Clock::now() + tick_;
   auto spin_until = Clock::now();
   epoll_event events[64];
+  bool had_input = false;  // the last round handled I/O: try a blocking read first
   while (!stopping_.load(std::memory_order_relaxed)) {
+    if (had_input && blocking_reads_) {
+      had_input = false;
+      IoHandler* single = SingleHandler();
+      bool idle;
+      {
+        std::lock_guard lock(tasks_mu_);
+        idle = tasks_.empty();
+      }
+      if (single != nullptr && idle && single->BlockingRead()) {
+        had_input = true;
+        RunTasks();
+        const auto t = Clock::now();
+        if (t >= next_tick) {
+          if (ticker_) ticker_(t);
+          next_tick = t + tick_;
+        }
+        continue;
+      }
+    }
     auto now = Clock::now();
     int timeout_ms = 0;
     if (now >= spin_until) {
@@ -120,6 +155,7 @@ void EventLoop::Run() {
         continue;
       }
       handler->OnIoEvent(events[i].events);
+      had_input = true;
     }
     RunTasks();
     now = Clock::now();

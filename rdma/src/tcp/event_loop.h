@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "strata/rdma/status.h"
@@ -28,13 +29,22 @@ class IoHandler {
  public:
   virtual ~IoHandler() = default;
   virtual void OnIoEvent(uint32_t events) = 0;
+  // Blocking reads (EventLoop constructed with blocking_reads): called on the
+  // loop thread, only while this is the loop's one watched handler, right
+  // after input was handled and with no task queued. Waits a bounded time
+  // in a blocking read; returns true if it received and handled something,
+  // false if nothing came or it cannot wait now (then the loop goes back to
+  // epoll_wait). Default: never. Handlers that can say so from construction
+  // on, so the loop counts them: only they make a loop "single".
+  virtual bool SupportsBlockingRead() const { return false; }
+  virtual bool BlockingRead() { return false; }
 };
 
 class EventLoop {
  public:
   using Ticker = std::function<void(std::chrono::steady_clock::time_point)>;
 
-  EventLoop(std::chrono::milliseconds tick, std::chrono::microseconds busy_poll);
+  EventLoop(std::chrono::milliseconds tick, std::chrono::microseconds busy_poll, bool blocking_reads = false);
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -60,6 +70,15 @@ class EventLoop {
 
   const std::chrono::milliseconds tick_;
   const std::chrono::microseconds busy_poll_;
+  const bool blocking_reads_;
+  // Watched handlers that support blocking reads (any thread registers; the
+  // loop reads). single_ is the handler when exactly one is watched.
+  // Listeners and other fds do not count: an accept may wait up to one
+  // blocking read.
+  std::mutex watch_mu_;
+  std::unordered_map<int, IoHandler*> blocking_;
+  IoHandler* single_ = nullptr;
+  IoHandler* SingleHandler();
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;

@@ -125,7 +125,7 @@ class TcpListener final : public Listener {
 // ---------------------------------------------------------------- shards
 
 TcpShard::TcpShard(std::shared_ptr<TransportContext> ctx)
-    : ctx_(std::move(ctx)), loop_(ctx_->TickInterval(), ctx_->options.busy_poll) {}
+    : ctx_(std::move(ctx)), loop_(ctx_->TickInterval(), ctx_->options.busy_poll, ctx_->options.low_latency_reads) {}
 
 Status TcpShard::Start() {
   return loop_.Start(

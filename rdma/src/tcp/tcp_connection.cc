@@ -1,6 +1,7 @@
 // TcpConnection: see tcp_connection.h.
 #include "tcp/tcp_connection.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -25,6 +26,14 @@ TcpConnection::TcpConnection(std::shared_ptr<TransportContext> ctx, Role role, s
   rcap_ = std::max<size_t>(256 * 1024, 4 * (wire::kHeaderSize + o.max_message_size));
   rbuf_.reset(new std::byte[rcap_]);
   if (o.bulk_ring_size > 0) bulk_ring_.reset(new std::byte[o.bulk_ring_size]);
+  if (o.low_latency_reads && fd_ >= 0) {
+    // Blocking mode for BlockingRead's recv only; all other I/O here passes
+    // MSG_DONTWAIT. If either call fails we simply never block.
+    const timeval timeout{0, 1000};
+    const int flags = ::fcntl(fd_, F_GETFL);
+    blocking_reads_ = flags >= 0 && ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) == 0 &&
+                      ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) == 0;
+  }
 }
 
 TcpConnection::~TcpConnection() {
@@ -201,16 +210,40 @@ void TcpConnection::OnIoEvent(uint32_t events) {
   }
 }
 
+size_t TcpConnection::PrepareReadSpace() {
+  if (rbegin_ == rend_) {
+    rbegin_ = rend_ = 0;
+  } else if (rbegin_ > 0 && rend_ > rcap_ / 2) {
+    std::memmove(rbuf_.get(), rbuf_.get() + rbegin_, rend_ - rbegin_);
+    rend_ -= rbegin_;
+    rbegin_ = 0;
+  }
+  return rcap_ - rend_;
+}
+
+bool TcpConnection::BlockingRead() {
+  if (!blocking_reads_ || dead() || draining_) return false;
+  {
+    std::lock_guard lock(mu_);
+    // Waiting for write space is epoll's job (EPOLLOUT); so is a closing link.
+    if (want_write_ || fd_ < 0 || state_ == State::kClosed) return false;
+  }
+  const size_t space = PrepareReadSpace();
+  const ssize_t n = ::recv(fd_, rbuf_.get() + rend_, space, 0);  // blocks up to SO_RCVTIMEO (1 ms)
+  if (n > 0) {
+    rend_ += static_cast<size_t>(n);
+    ProcessInput();
+    if (static_cast<size_t>(n) == space && !dead()) OnReadable();  // more may be waiting
+    return true;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;  // nothing within 1 ms
+  OnReadable();  // EOF or an error: the non-blocking path reports it (both are sticky)
+  return true;
+}
+
 void TcpConnection::OnReadable() {
   for (int round = 0; round < 16 && !dead(); ++round) {
-    if (rbegin_ == rend_) {
-      rbegin_ = rend_ = 0;
-    } else if (rbegin_ > 0 && rend_ > rcap_ / 2) {
-      std::memmove(rbuf_.get(), rbuf_.get() + rbegin_, rend_ - rbegin_);
-      rend_ -= rbegin_;
-      rbegin_ = 0;
-    }
-    const size_t space = rcap_ - rend_;
+    const size_t space = PrepareReadSpace();
     const ssize_t n = ::recv(fd_, rbuf_.get() + rend_, space, MSG_DONTWAIT);
     if (n > 0) {
       rend_ += static_cast<size_t>(n);

@@ -33,6 +33,11 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
 
   int fd() const { return fd_; }
   void OnIoEvent(uint32_t events) override;
+  // TransportOptions::low_latency_reads: the socket is left in blocking mode
+  // (every other call passes MSG_DONTWAIT) with a 1 ms receive timeout, and
+  // the loop may wait for our next bytes in recv() instead of epoll_wait.
+  bool SupportsBlockingRead() const override { return blocking_reads_; }
+  bool BlockingRead() override;
   // I/O thread: epoll removal, close, on_close, drop from the shard.
   void Finalize();
   // I/O thread timer: ends a graceful close whose peer never sent EOF.
@@ -47,6 +52,8 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
 
  private:
   void OnReadable();
+  // Makes room in rbuf_; returns the free space at rend_.
+  size_t PrepareReadSpace();
   void ProcessInput();
   void SetWantWriteLocked(bool want);
   void PostFinalizeLocked();
@@ -54,6 +61,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
 
   int fd_;
   TcpShard* shard_;
+  bool blocking_reads_ = false;
   bool want_write_ = false;
   bool finalize_posted_ = false;
   // Graceful close: CLOSE sent and SHUT_WR done; we read (and drop) until the
