@@ -71,6 +71,10 @@ Result<size_t> TcpConnection::DirectSendLocked(std::span<const std::byte> header
 }
 
 void TcpConnection::PumpLocked() {
+  // The socket was full at the last attempt: EPOLLOUT (level-triggered)
+  // resumes the pump on the I/O thread once it drains. Trying again from
+  // every Send meanwhile only costs a failing sendmsg and lock hand-offs.
+  if (want_write_ && !on_writable_) return;
   while (state_ != State::kClosed && fd_ >= 0) {
     iovec iov[kMaxIov];
     int n = 0;
@@ -205,7 +209,9 @@ void TcpConnection::OnIoEvent(uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable();
   if ((events & EPOLLOUT) && !dead()) {
     std::unique_lock lock(mu_);
+    on_writable_ = true;
     PumpLocked();
+    on_writable_ = false;
     RunCompletions(lock);
   }
 }

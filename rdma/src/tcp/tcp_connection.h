@@ -62,7 +62,8 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   int fd_;
   TcpShard* shard_;
   bool blocking_reads_ = false;
-  bool want_write_ = false;
+  bool want_write_ = false;   // EPOLLOUT armed: the socket was full (mu_)
+  bool on_writable_ = false;  // PumpLocked called for EPOLLOUT (mu_)
   bool finalize_posted_ = false;
   // Graceful close: CLOSE sent and SHUT_WR done; we read (and drop) until the
   // peer's EOF so close() sends FIN, not an RST that would destroy data the
