@@ -5,7 +5,8 @@
 // input, and whatever it accepts re-encodes to exactly the bytes it read
 // (so an accepted record is one a writer could have produced).
 //
-// libFuzzer (clang):   cmake -S logservice ... -DCMAKE_CXX_COMPILER=clang++; ./logstore_record_fuzz corpus/
+// libFuzzer (clang): configure the top level with -DCMAKE_CXX_COMPILER=clang++,
+// build logstore_record_fuzz, run ./logstore_record_fuzz corpus/
 // Any compiler: the same target linked with fuzz/standalone_fuzz_main.cc
 // runs seeded, mutation-based rounds as the ctest logstore.RecordParserFuzz.
 //
