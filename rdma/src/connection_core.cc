@@ -8,6 +8,9 @@ namespace strata::rdma {
 namespace {
 
 constexpr uint64_t kBulkTokenBit = uint64_t{1} << 63;
+// Send: payloads at least this big wait for a full socket to drain rather
+// than being copied into the send arena (see Enqueue).
+constexpr size_t kDirectWaitMinBytes = 16 * 1024;
 
 std::string Printable(std::span<const std::byte> text) {
   std::string s;
@@ -105,6 +108,7 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
   }
   const uint32_t total = static_cast<uint32_t>(wire::kHeaderSize + payload.size());
   const auto deadline = Clock::now() + wait;
+  bool waited_for_socket = false;
   std::unique_lock lock(mu_);
   for (;;) {
     if (state_ != State::kOpen) {
@@ -151,6 +155,17 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
       PumpLocked();
       RunCompletions(lock);
       return Status::Ok();
+    }
+    // A large message behind a full socket: copying it into the send arena
+    // costs more than waiting, like a blocking socket, for the queue to
+    // drain and then writing it from the caller's memory. Only when every
+    // queued frame holds a credit (the queue drains by itself) and the
+    // caller allows a wait; once per Send.
+    if (!bulk && !more && !waited_for_socket && wait.count() > 0 && payload.size() >= kDirectWaitMinBytes &&
+        SupportsDirectSend() && WriteBlockedLocked() && admitted_ == msgs_.size() && send_credits_ > 0) {
+      waited_for_socket = true;
+      space_cv_.wait_until(lock, deadline, [&] { return state_ != State::kOpen || (msgs_.empty() && ctrl_.empty()); });
+      continue;
     }
     if (!msgs_.full()) {
       RingAllocator& alloc = bulk ? bulk_alloc_ : send_alloc_;
@@ -243,6 +258,7 @@ void ConnectionCore::CompleteMessageLocked() {
 void ConnectionCore::CompleteControlLocked() {
   OutFrame f = ctrl_.pop_front();
   NoteSentLocked();
+  if (ctrl_.empty()) space_cv_.notify_all();  // a large Send may wait for an empty queue
   if (f.type == wire::FrameType::kClose) FailLocked(Status::Ok());
   else if (f.type == wire::FrameType::kRefuse) FailLocked(refuse_status_);
 }

@@ -134,6 +134,8 @@ class ConnectionCore : public Connection,
   // TCP fast path: write header+payload straight from the caller's memory.
   // Returns bytes written (0..total) or a failure.
   virtual bool SupportsDirectSend() const { return false; }
+  // TCP: the socket was full at the last write (EPOLLOUT armed).
+  virtual bool WriteBlockedLocked() const { return false; }
   virtual Result<size_t> DirectSendLocked(std::span<const std::byte> /*header*/, std::span<const std::byte> /*payload*/) {
     return size_t{0};
   }

@@ -119,6 +119,51 @@ TEST(TcpTransport, TinyAndMaximalMessagesRoundTrip) {
   EXPECT_NE(too_big.message().find("use SendBulk"), std::string::npos);
 }
 
+// Large messages behind a full socket wait for it to drain and are written
+// from the caller's memory; small ones in between go through the send arena.
+// A receiver that is slow at first fills the socket; everything must still
+// arrive once, in order, intact.
+TEST(TcpTransport, LargeMessagesBehindAFullSocketKeepOrderWithSmallOnes) {
+  LogCapture log;
+  TransportOptions server_options = TestOptions(&log);
+  server_options.receive_credits = 1024;  // the socket, not credits, is what fills
+  std::atomic<uint32_t> next{0}, bad{0};
+  Signal done;
+  auto server_t = MakeTransport(server_options);
+  auto l = server_t->Listen("tcp://127.0.0.1:0", [&](const std::shared_ptr<Connection>&) {
+    ConnectionHandlers h;
+    h.on_message = [&](Connection&, const Message& m) {
+      const uint32_t i = next.load();
+      if (i < 100) std::this_thread::sleep_for(200us);  // slow start: the sender's socket fills
+      uint32_t got = ~0u;
+      if (m.payload().size() >= 4) std::memcpy(&got, m.payload().data(), 4);
+      const size_t want_size = i % 10 == 9 ? 100 : 64 * 1024;
+      if (got != i || m.payload().size() != want_size || m.payload().back() != static_cast<std::byte>(i & 0xff)) ++bad;
+      done.Notify([&] { next.store(i + 1); });
+    };
+    return h;
+  });
+  ASSERT_TRUE(l.ok());
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect("tcp://127.0.0.1:" + std::to_string(l.value()->endpoint().port), ConnectionHandlers{});
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  constexpr uint32_t kCount = 400;  // ~24 MiB
+  std::vector<std::byte> buf(64 * 1024);
+  for (uint32_t i = 0; i < kCount; ++i) {
+    const size_t size = i % 10 == 9 ? 100 : buf.size();
+    std::memcpy(buf.data(), &i, 4);
+    std::memset(buf.data() + 4, static_cast<int>(i & 0xff), size - 4);
+    const Status s = conn.value()->Send(std::span(buf.data(), size), {}, 10s);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_TRUE(done.WaitUntil([&] { return next.load() == kCount; }, 30s)) << next.load();
+  EXPECT_EQ(bad.load(), 0u);
+  conn.value()->Close();
+  client_t.reset();
+  l.value().reset();
+  server_t.reset();
+}
+
 TEST(TcpTransport, BulkMessagesKeepOrderWithSmallOnes) {
   LogCapture log;
   Server server(TestOptions(&log));

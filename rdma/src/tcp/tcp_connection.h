@@ -48,6 +48,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   void ShutdownLinkLocked() override;
   PeerParams LocalParamsLocked() override;
   bool SupportsDirectSend() const override { return true; }
+  bool WriteBlockedLocked() const override { return want_write_; }
   Result<size_t> DirectSendLocked(std::span<const std::byte> header, std::span<const std::byte> payload) override;
 
  private:
