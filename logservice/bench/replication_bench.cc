@@ -135,6 +135,11 @@ int main(int argc, char** argv) {
     std::perror("open local file");
     return 1;
   }
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    char load[128] = {};
+    if (std::fgets(load, sizeof load, f)) std::printf("load average at start: %s", load);
+    std::fclose(f);
+  }
   std::printf("3 logserviced on loopback TCP (W = 2) vs a local pwrite+fdatasync loop, %zu-byte appends, %.1f s per "
               "cell, data under %s\n\n",
               size, seconds, cluster.root().c_str());

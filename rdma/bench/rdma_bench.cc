@@ -353,6 +353,11 @@ int main(int argc, char** argv) {
 
   auto t = Transport::Create(BenchOptions(a));
   if (!t.ok()) return 1;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    char load[128] = {};
+    if (std::fgets(load, sizeof load, f)) std::printf("load average at start: %s", load);
+    std::fclose(f);
+  }
   std::printf("two processes, loopback TCP, %d ping-pongs (+%d warm-up), %zu MB streamed per size, busy_poll %d us, "
               "low_latency_reads %s\n",
               a.pingpong, a.warmup, a.stream_mb, a.busy_poll_us, a.low_latency_reads ? "on" : "off");
