@@ -218,12 +218,15 @@ uint64_t now_seconds() {
 dberr_t write_pointer_file(const log_t &log, lsn_t block_lsn) {
   std::vector<byte> file(kPointerFileSize, 0);
   Log_file_header header;
-  header.m_format = kPointerFileFormat;
+  header.m_format = to_int(Log_format::CURRENT);
   header.m_start_lsn = block_lsn;
   header.m_creator_name = kPointerCreator;
   header.m_log_flags = 0;
   header.m_log_uuid = log.m_log_uuid;
   log_file_header_serialize(header, file.data());
+  /* The serializer accepts only formats InnoDB writes: put ours in after it. */
+  mach_write_to_4(file.data() + LOG_HEADER_FORMAT, kPointerFileFormat);
+  log_block_set_checksum(file.data(), log_block_calc_checksum_crc32(file.data()));
   if (!serialize_pointer(g_pointer, file.data() + OS_FILE_LOG_BLOCK_SIZE)) {
     ib::error(ER_IB_MSG_1259) << "innodb_log_service_volume or _cluster_id is "
                                  "too long for the pointer file";
@@ -402,9 +405,7 @@ dberr_t sys_init_create(log_t &log, lsn_t flushed_lsn, lsn_t &new_files_lsn) {
 }
 
 dberr_t sys_init_existing(log_t &log) {
-  if (read_pointer_file(log) != DB_SUCCESS) {
-    return DB_ERROR;
-  }
+  /* The pointer file was read and checked by sys_init(). */
   Checkpoint cp;
   Status s = g_backend->read_checkpoint(&cp);
   if (s.code() == Code::kNotFound) {
@@ -496,6 +497,11 @@ dberr_t sys_init(log_t &log, bool expect_no_files, lsn_t flushed_lsn,
   if (srv_force_recovery >= SRV_FORCE_NO_LOG_REDO && !expect_no_files) {
     /* As upstream: no redo at all; the volume is not touched. */
     return DB_SUCCESS;
+  }
+  /* Identity first: a data directory bound to another volume or cluster is
+  refused before anything is contacted or created. */
+  if (!expect_no_files && read_pointer_file(log) != DB_SUCCESS) {
+    return DB_ERROR;
   }
   g_backend = make_backend();
   ut_a(g_backend != nullptr);
