@@ -152,6 +152,7 @@ int LogFile::rotate_if_needed(uint64_t limit, unsigned keep, bool *rotated,
   }
   close();
   int err = fs_->rename(path_, rotated_name(1));
+  if (err == ENOENT) err = 0;  // someone removed the file: start a new one
   if (err) {
     *what = "rename " + path_;
     uint64_t torn;
