@@ -117,7 +117,12 @@ void EventLoop::Run() {
   auto spin_until = Clock::now();
   epoll_event events[64];
   bool had_input = false;  // the last round handled I/O: try a blocking read first
+  // Blocking reads: while one socket keeps them busy, the other fds (a
+  // listener, the wake-up eventfd) are still polled at least this often.
+  constexpr auto kPollOthersEvery = std::chrono::milliseconds(1);
+  auto last_epoll = Clock::now();
   while (!stopping_.load(std::memory_order_relaxed)) {
+    bool poll_only = false;  // a zero-timeout epoll_wait, then back to blocking reads
     if (had_input && blocking_reads_) {
       had_input = false;
       IoHandler* single = SingleHandler();
@@ -126,7 +131,9 @@ void EventLoop::Run() {
         std::lock_guard lock(tasks_mu_);
         idle = tasks_.empty();
       }
-      if (single != nullptr && idle && single->BlockingRead()) {
+      if (single != nullptr && idle && Clock::now() - last_epoll >= kPollOthersEvery) {
+        poll_only = true;
+      } else if (single != nullptr && idle && single->BlockingRead()) {
         had_input = true;
         RunTasks();
         const auto t = Clock::now();
@@ -139,7 +146,9 @@ void EventLoop::Run() {
     }
     auto now = Clock::now();
     int timeout_ms = 0;
-    if (now >= spin_until) {
+    if (poll_only) {
+      had_input = true;  // whatever the poll finds, try the socket again next
+    } else if (now >= spin_until) {
       timeout_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(next_tick - now).count());
       if (timeout_ms < 0) timeout_ms = 0;
     }
@@ -147,6 +156,7 @@ void EventLoop::Run() {
     if (timeout_ms == 0 && spin_) spun_work = spin_();
     const int n = ::epoll_wait(epoll_fd_, events, 64, timeout_ms);
     if (n < 0 && errno != EINTR) break;  // only EBADF/EINVAL: a bug, not recoverable
+    if (blocking_reads_) last_epoll = Clock::now();
     for (int i = 0; i < n; ++i) {
       auto* handler = static_cast<IoHandler*>(events[i].data.ptr);
       if (handler == nullptr) {

@@ -62,7 +62,8 @@ struct TransportOptions {
   // then costs one syscall instead of epoll_wait + recv (the ping-pong case;
   // on our VMs epoll alone costs ~20% of a loopback round trip). Price:
   // while it waits, tasks posted to the thread and write-readiness are
-  // noticed up to 1 ms late. Loops with several sockets never block so.
+  // noticed up to 1 ms late (other fds on the thread, e.g. a listener, are
+  // polled at least every 1 ms). Loops with several sockets never block so.
   bool low_latency_reads = false;
 
   // --- Time ---
