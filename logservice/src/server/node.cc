@@ -266,8 +266,12 @@ struct Node::Impl {
       std::lock_guard<std::mutex> l(meta_mu);
       next = meta;
     }
+    // Held until the new seal epoch is in `meta`: the catch-up thread checks
+    // meta.seal_epoch and appends under seal_mu, so it can never append
+    // with the old epoch into a log TruncateAfter has already fenced.
+    std::unique_lock<std::mutex> sl(seal_mu, std::defer_lock);
     if (next.seal_epoch != req.epoch) {
-      std::lock_guard<std::mutex> sl(seal_mu);
+      sl.lock();
       Status s = log->Sync();
       const LogFrontier fr = log->frontier();
       const Lsn cut = std::max(fr.released_lsn, repl::SealPoint(next.history, fr.complete_lsn, req.history));
