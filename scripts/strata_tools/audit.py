@@ -16,7 +16,8 @@ def audit_options(policy: str = "ALL") -> dict:
     return {
         "plugin-load-add": PLUGIN_LIBRARY,
         # The plugin may not be uninstalled while the server runs.
-        "audit-log": "FORCE_PLUS_PERMANENT",
+        # loose-: mysqld --initialize (no plugins) reads the same my.cnf.
+        "loose-audit-log": "FORCE_PLUS_PERMANENT",
         "loose-audit-log-file": "audit.log",
         "loose-audit-log-format": "JSON",
         "loose-audit-log-strategy": "ASYNCHRONOUS",
