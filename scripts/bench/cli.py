@@ -54,6 +54,20 @@ def _csv_list(values: list[str] | None) -> list[str]:
     return out
 
 
+def _target_list(values: list[str] | None) -> list[str]:
+    """--target values: repeatable, and each may list several targets with commas.
+    A comma also separates a target's own options (`fork:a=1,b=2`), so a part
+    that is only `name=value` belongs to the target before it."""
+    out: list[str] = []
+    for part in _csv_list(values):
+        starts_target = "=" not in part or ":" in part.split("=", 1)[0]
+        if out and not starts_target:
+            out[-1] += "," + part
+        else:
+            out.append(part)
+    return out
+
+
 def _ints(values: list[str] | None, what: str) -> list[int]:
     out = []
     for x in _csv_list(values):
@@ -99,7 +113,7 @@ def build_plan(args) -> tuple[Plan, str]:
         pts = [(scenario(n), tuple(threads) or t) for n, t in pr.points]
     datasets = [dataset(d, pool) for d in (_csv_list(args.dataset) or list(pr.datasets))]
     flavors = paths.SERVER_BUILDS
-    targets = parse_targets(_csv_list(args.target) if args.target else DEFAULT_TARGETS, flavors)
+    targets = parse_targets(_target_list(args.target) if args.target else DEFAULT_TARGETS, flavors)
     plan = Plan(targets=targets, datasets=datasets, points=group_points(pts),
                 seconds=args.time if args.time is not None else pr.seconds,
                 warmup=args.warmup if args.warmup is not None else pr.warmup,

@@ -148,5 +148,17 @@ class ServerNeedsTest(unittest.TestCase):
         self.assertEqual(opts["innodb_flush_log_at_trx_commit"], "2")
 
 
+
+class TargetListTest(unittest.TestCase):
+    """--target splits on commas between targets, not between one target's options."""
+
+    def test_options_stay_with_their_target(self):
+        from bench.cli import _target_list
+        self.assertEqual(_target_list(["fork:a=1,b=2"]), ["fork:a=1,b=2"])
+        self.assertEqual(_target_list(["stock,fork:a=1,b=2,stock:c=3"]), ["stock", "fork:a=1,b=2", "stock:c=3"])
+        self.assertEqual(_target_list(["stock", "fork:thread_handling=pool-of-threads"]),
+                         ["stock", "fork:thread_handling=pool-of-threads"])
+
+
 if __name__ == "__main__":
     unittest.main()
