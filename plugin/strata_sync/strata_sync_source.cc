@@ -11,9 +11,11 @@
      asked for strong sync; reserve_header()/before_send_event() put the
      2-byte header on every packet and flag events that end at an ack point;
      after_send_event() flushes the connection after a flagged event.
-   - Ack receiver (one thread of ours, never a pool worker): poll() over the
-     replica sockets; parses acks, moves the replica's acked position, the
+   - The dump thread also reads the ack after a flagged event (read_ack), on
+     its own connection (TLS-safe), moves the replica's acked position, the
      quorum position (N-th highest) and wakes exactly the covered waiters.
+   - Connection watcher (one thread of ours, never a pool worker): poll()s
+     the replica sockets for hang-up only, so a stopped replica shows at once.
    - SHOW STATUS and SET GLOBAL run in client sessions and only take the
      mutex.
 
@@ -28,9 +30,8 @@
      recorded (released_*_upto) so after_commit() can tell the session.
    - after_sync() never returns an error: the server would apply
      binlog_error_action (ABORT_SERVER by default).
-   - Acks are read with recv() on the raw socket, next to the dump thread
-     that only writes on it: TLS and compressed replication connections are
-     refused for strong sync (the dump fails with a logged reason). */
+   - Compressed replication connections are refused for strong sync (the
+     dump fails with a logged reason). */
 
 #include <fcntl.h>
 #include <poll.h>
@@ -119,13 +120,14 @@ struct Replica {
   bool has_ack = false;
   Pos acked;
   std::uint64_t acks = 0;
-  std::string inbuf;  // partial MySQL packets read from the socket
 };
 
 /* Per dump thread: which replica this thread serves (0 = async replica).
    A binlog dump runs on one OS thread from start to stop. */
 thread_local std::uint64_t tl_replica_id = 0;
 thread_local bool tl_last_flagged = false;
+thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
+thread_local my_off_t tl_flagged_pos = 0;
 
 constexpr std::size_t kMaxAckPoints = 1 << 16;
 
@@ -180,7 +182,11 @@ class Source {
   void note_released(const Pos &p, bool by_fail);
   void enter_degraded(const char *why);
   void receiver_loop();
-  void read_acks(std::uint64_t id, Replica &r);
+
+ public:
+  void read_ack(NET *net, const char *file, my_off_t pos);
+
+ private:
   void wake_receiver();
 
   std::mutex m_mutex;
@@ -426,6 +432,9 @@ void Source::recompute_quorum() {
   }
 }
 
+/* Watches the replica sockets for hang-up only (POLLRDHUP, never POLLIN):
+   it consumes no byte, so it never touches a TLS session the dump thread
+   uses. Acks are read by the dump thread itself (read_ack). */
 void Source::receiver_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
@@ -438,14 +447,15 @@ void Source::receiver_loop() {
       std::lock_guard<std::mutex> lk(m_mutex);
       for (const auto &r : replicas)
         if (r.second.connected) {
-          fds.push_back({r.second.fd, POLLIN, 0});
+          fds.push_back({r.second.fd, POLLRDHUP, 0});
           ids.push_back(r.first);
         }
     }
     const int n = poll(fds.data(), fds.size(), 1000);
     if (n < 0 && errno != EINTR) {
       LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: poll() in the ack receiver failed: %s",
+                      "strata_sync: poll() in the connection watcher failed: "
+                      "%s",
                       strerror(errno));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
@@ -458,72 +468,57 @@ void Source::receiver_loop() {
     }
     std::lock_guard<std::mutex> lk(m_mutex);
     for (std::size_t i = 1; i < fds.size(); i++) {
-      if (!fds[i].revents) continue;
+      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+        continue;
       auto it = replicas.find(ids[i]);
       if (it == replicas.end() || !it->second.connected) continue;
-      read_acks(it->first, it->second);
+      it->second.connected = false;
+      LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: replica server_id %u closed its "
+                      "connection",
+                      it->second.server_id);
     }
   }
 }
 
-/* Reads what the socket has (never blocks) and handles complete packets.
-   Called with m_mutex held. */
-void Source::read_acks(std::uint64_t id, Replica &r) {
-  char buf[4096];
+/* Dump thread, after a flagged event: read packets until the ack for
+   (file, pos) or a later one arrives. Runs on the thread that owns the
+   connection, so TLS and the NET buffers are used by one thread only. */
+void Source::read_ack(NET *net, const char *file, my_off_t pos) {
+  const Pos want{basename_of(file), pos};
   for (;;) {
-    const ssize_t got = recv(r.fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (got > 0) {
-      r.inbuf.append(buf, got);
-      if (r.inbuf.size() > 64 * 1024) break;  // checked below
-      continue;
-    }
-    if (got < 0 && errno == EAGAIN) break;  // == EWOULDBLOCK on Linux
-    if (got < 0 && errno == EINTR) continue;
-    // EOF or error: the replica went away; its dump thread will notice too.
-    r.connected = false;
-    LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: replica server_id %u closed its connection",
-                    r.server_id);
-    return;
-  }
-  std::size_t off = 0;
-  const auto *p = reinterpret_cast<const unsigned char *>(r.inbuf.data());
-  while (r.inbuf.size() - off >= 4) {
-    const std::size_t len = p[off] | (p[off + 1] << 8) | (p[off + 2] << 16);
-    if (len > wire::kAckMaxSize) {
-      LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: replica server_id %u sent a %zu-byte "
-                      "packet, not an ack; ignoring it from now on",
-                      r.server_id, len);
+    // The replica starts the ack at sequence number 0 (net_clear on its side).
+    net_clear(net, false);
+    const unsigned long len = my_net_read(net);
+    char name[wire::kMaxFileNameLength + 1];
+    std::uint64_t acked = 0;
+    const char *bad = nullptr;
+    if (len == packet_error)
+      bad = "connection lost";
+    else if (len == 1 && net->read_pos[0] == 0x01)
+      bad = "COM_QUIT";
+    else
+      bad = wire::parse_ack(net->read_pos, len, name, &acked);
+    std::lock_guard<std::mutex> lk(m_mutex);
+    auto it = replicas.find(tl_replica_id);
+    if (it == replicas.end()) return;
+    Replica &r = it->second;
+    if (bad != nullptr) {
+      if (r.connected)
+        LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                        "strata_sync: no ack from replica server_id %u (%s)",
+                        r.server_id, bad);
       r.connected = false;
       return;
     }
-    if (r.inbuf.size() - off - 4 < len) break;
-    if (len == 1 && p[off + 4] == 0x01) {  // COM_QUIT: the replica stops
-      r.connected = false;
-      r.inbuf.clear();
-      return;
-    }
-    char file[wire::kMaxFileNameLength + 1];
-    std::uint64_t pos = 0;
-    if (const char *bad = wire::parse_ack(p + off + 4, len, file, &pos)) {
-      LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: malformed ack from replica server_id %u "
-                      "(%s); ignoring it from now on",
-                      r.server_id, bad);
-      r.connected = false;
-      return;
-    }
-    off += 4 + len;
-    Pos a{file, pos};
+    const Pos a{name, acked};
     if (!r.has_ack || r.acked < a) r.acked = a;
     r.has_ack = true;
     r.acks++;
     n_acks++;
+    recompute_quorum();
+    if (want <= a) return;
   }
-  r.inbuf.erase(0, off);
-  (void)id;
-  recompute_quorum();
 }
 
 /* ---- dump threads ------------------------------------------------------ */
@@ -542,8 +537,8 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
   const char *refuse = nullptr;
   if (version != wire::kProtocolVersion)
     refuse = "unsupported strong-sync protocol version";
-  else if (net->vio == nullptr || vio_type(net->vio) == VIO_TYPE_SSL)
-    refuse = "TLS replication connections are not supported by strong sync";
+  else if (net->vio == nullptr)
+    refuse = "no connection";
   else if (net->compress)
     refuse = "compressed replication connections are not supported by "
              "strong sync";
@@ -697,7 +692,11 @@ int on_before_send_event(Binlog_transmit_param *, unsigned char *packet,
   if (len < 1 + wire::kEventHeaderSize || packet[1] != wire::kEventMagic)
     return 0;
   tl_last_flagged = g_source->before_send_event(file, pos);
-  if (tl_last_flagged) packet[2] |= wire::kFlagAckRequested;
+  if (tl_last_flagged) {
+    packet[2] |= wire::kFlagAckRequested;
+    snprintf(tl_flagged_file, sizeof(tl_flagged_file), "%s", file);
+    tl_flagged_pos = pos;
+  }
   return 0;
 }
 
@@ -705,8 +704,12 @@ int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
                         const char *, my_off_t) {
   if (tl_replica_id == 0 || !tl_last_flagged) return 0;
   tl_last_flagged = false;
+  THD *thd = current_thd;
+  NET *net = thd->get_protocol_classic()->get_net();
   // The replica must see a flagged event now, not when the buffer fills.
-  (void)net_flush(current_thd->get_protocol_classic()->get_net());
+  if (net_flush(net)) return 0;  // the server ends the dump on net errors
+  g_source->read_ack(net, tl_flagged_file, tl_flagged_pos);
+  thd->clear_error();
   return 0;
 }
 
