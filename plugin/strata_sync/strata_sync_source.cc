@@ -1002,6 +1002,18 @@ void pfs_unregister() {
 
 /* ---- plugin ------------------------------------------------------------ */
 
+/* Undo plugin_init; also its partial work when a registration failed
+   (unregistering an observer that was never registered is harmless). */
+void tear_down(void *p) {
+  unregister_trans_observer(&trans_observer, p);
+  unregister_binlog_storage_observer(&storage_observer, p);
+  unregister_binlog_transmit_observer(&transmit_observer, p);
+  g_source->stop();
+  delete g_source;
+  g_source = nullptr;
+  deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+}
+
 int plugin_init(void *p) {
   if (init_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs)) return 1;
   PSI_stage_info *stages[] = {&stage_waiting_for_ack};
@@ -1010,13 +1022,7 @@ int plugin_init(void *p) {
   if (g_source->start() || register_trans_observer(&trans_observer, p) ||
       register_binlog_storage_observer(&storage_observer, p) ||
       register_binlog_transmit_observer(&transmit_observer, p)) {
-    unregister_trans_observer(&trans_observer, p);
-    unregister_binlog_storage_observer(&storage_observer, p);
-    unregister_binlog_transmit_observer(&transmit_observer, p);
-    g_source->stop();
-    delete g_source;
-    g_source = nullptr;
-    deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+    tear_down(p);
     return 1;
   }
   pfs_register();
@@ -1043,13 +1049,7 @@ int plugin_check_uninstall(void *) {
 int plugin_deinit(void *p) {
   if (g_source == nullptr) return 0;
   pfs_unregister();
-  unregister_trans_observer(&trans_observer, p);
-  unregister_binlog_storage_observer(&storage_observer, p);
-  unregister_binlog_transmit_observer(&transmit_observer, p);
-  g_source->stop();
-  delete g_source;
-  g_source = nullptr;
-  deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
+  tear_down(p);
   return 0;
 }
 
