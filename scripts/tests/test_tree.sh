@@ -117,6 +117,16 @@ expect "export --new creates a patch" "$repo/scripts/patches" export --new c-two
 grep -qx '0002-c-two.patch' "$repo/patches/series" && ok "the new patch is in the series" || fail "the new patch is in the series"
 expect "check is clean after export --new" "$repo/scripts/patches" check
 
+# --- an export limited to some paths leaves the other edits alone ---
+printf 'int a(void) { return 4; }\n' >"$fork/a.c"
+printf '#define C 5\n' >"$fork/lib/c.h"
+expect "export of one path" "$repo/scripts/patches" export lib/c.h
+grep -q '^+#define C 5' "$repo/patches/0002-c-two.patch" && ok "the named path is exported" || fail "the named path is exported"
+grep -q '^+int a(void) { return 4; }' "$repo/patches/0001-a-returns-two.patch" && fail "an unnamed path is left alone" || ok "an unnamed path is left alone"
+expect_fail "the unnamed edit is still reported" "M a.c" "$repo/scripts/patches" check
+expect "then exporting it too" "$repo/scripts/patches" export "$fork/a.c"
+expect "check is clean after both" "$repo/scripts/patches" check
+
 # --- new files belong in the overlay ---
 printf 'x\n' >"$fork/lib/new.c"
 expect_fail "check reports a file that is in neither upstream nor overlay" "A lib/new.c" "$repo/scripts/patches" check
@@ -160,7 +170,7 @@ Why: broken on purpose.
 +# extra
 EOF
 expect_fail "a failing patch is named" "0003-extra.patch does not apply" "$repo/scripts/prepare"
-grep -q '# extra' "$fork/CMakeLists.txt" && grep -q 'return 3' "$fork/a.c" &&
+grep -q '# extra' "$fork/CMakeLists.txt" && grep -q 'return 4' "$fork/a.c" &&
   ok "the tree is unchanged after a failing series" || fail "the tree is unchanged after a failing series"
 sed -i '/0003-extra.patch/d' "$repo/patches/series"; rm "$repo/patches/0003-extra.patch"
 expect "dropping a patch restores its files" "$repo/scripts/prepare"
