@@ -36,7 +36,9 @@
 #include "mysql/strings/m_ctype.h"
 #include "sql/auth/sql_security_ctx.h"
 #include "sql/mysqld.h"
+#include "sql/set_var.h"
 #include "sql/sql_class.h"
+#include "sql/sql_lex.h"
 
 #include "core/audit_log.h"
 #include "core/filter.h"
@@ -162,10 +164,9 @@ void fill_account(MYSQL_THD thd, Record *r) {
 
 // Changing audit settings needs AUDIT_ADMIN (on top of what SET GLOBAL
 // itself needs: SYSTEM_VARIABLES_ADMIN or SUPER). Checked in the check
-// functions and again in the updates of non-string variables, because the
-// server skips the check function for SET ... = DEFAULT (an error raised
-// there fails the statement). For the filter lists DEFAULT means NULL, which
-// only ever widens what is recorded, and the change is recorded anyway.
+// functions and again in the update functions, because the server skips the
+// check function for SET ... = DEFAULT (an error raised in an update fails
+// the statement).
 bool deny_without_admin(MYSQL_THD thd) {
   Security_context *sctx = thd ? thd->security_context() : nullptr;
   if (sctx == nullptr || g_grants == nullptr) return false;
@@ -303,7 +304,15 @@ int check_list_i(MYSQL_THD thd, SYS_VAR *, void *save, st_mysql_value *value) {
 }
 
 void update_list(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
-  *static_cast<char **>(tgt) = *static_cast<char *const *>(save);
+  char **slot = static_cast<char **>(tgt);
+  if (deny_without_admin(thd)) {  // SET ... = DEFAULT skips check
+    // The server frees the string the slot held once we return (it assumes
+    // the update replaced it), so refusing means handing it a copy to free.
+    // The refused value is never anything but our default, NULL: no leak.
+    if (*slot != nullptr) *slot = my_strdup(PSI_NOT_INSTRUMENTED, *slot, MYF(0));
+    return;
+  }
+  *slot = *static_cast<char *const *>(save);
   rebuild_filter(thd);
   const ListVar *lv = list_var_of_slot(tgt);
   if (lv) audit_setting(thd, lv->name, sv(*lv->slot));
@@ -713,8 +722,50 @@ void notify_table(MYSQL_THD thd, const mysql_event_table_access *e) {
   g_log->append(r);
 }
 
+// Is `name` assigned with SET PERSIST_ONLY in the statement thd runs?
+bool set_persist_only(MYSQL_THD thd, std::string_view name) {
+  for (set_var_base &base : thd->lex->var_list) {
+    auto *var = dynamic_cast<set_var *>(&base);
+    if (var == nullptr || var->type != OPT_PERSIST_ONLY) continue;
+    const char *n = var->m_var_tracker.get_var_name();
+    if (n != nullptr && name.size() == strlen(n) &&
+        strncasecmp(n, name.data(), name.size()) == 0)
+      return true;
+  }
+  return false;
+}
+
+// SET PERSIST_ONLY never calls a variable's check or update function, so
+// the privilege check and the record of the change happen here, on the
+// event the server raises once the assignment passed its own checks (a
+// non-zero return fails the statement). SET GLOBAL and SET PERSIST are
+// checked and recorded by the variables' own functions.
+int notify_variable_set(MYSQL_THD thd, const mysql_event_global_variable *e) {
+  const std::string_view name = sv(e->variable_name);
+  constexpr std::string_view prefix = "audit_log_";
+  if (name.size() <= prefix.size() ||
+      strncasecmp(name.data(), prefix.data(), prefix.size()) != 0)
+    return 0;
+  if (!set_persist_only(thd, name)) return 0;
+  if (deny_without_admin(thd)) return 1;
+  std::string var(name.substr(prefix.size()));
+  for (char &c : var) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  audit_setting(thd, var.c_str(),
+                std::string(sv(e->variable_value)) + " (PERSIST_ONLY: from the next start)");
+  return 0;
+}
+
 int audit_notify(MYSQL_THD thd, mysql_event_class_t cls, const void *ev) {
   if (g_log == nullptr) return 0;
+  if (cls == MYSQL_AUDIT_GLOBAL_VARIABLE_CLASS) {
+    // Outside the try below: its refusal must reach the server.
+    try {
+      return notify_variable_set(
+          thd, static_cast<const mysql_event_global_variable *>(ev));
+    } catch (...) {
+      return 0;
+    }
+  }
   try {
     switch (cls) {
       case MYSQL_AUDIT_CONNECTION_CLASS:
@@ -749,7 +800,8 @@ st_mysql_audit audit_descriptor = {
      0,  // parse
      0,  // authorization
      0,  // table access: set in audit_init
-     0, 0, 0, 0, 0, 0, 0, 0}};
+     static_cast<unsigned long>(MYSQL_AUDIT_GLOBAL_VARIABLE_SET),
+     0, 0, 0, 0, 0, 0, 0}};
 
 int audit_init(MYSQL_PLUGIN plugin) {
   g_plugin = plugin;
