@@ -153,9 +153,17 @@ int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
                     param->channel_name, param->master_log_name);
     return 0;
   }
+  /* Out of band: the ack goes with sequence number 0 and the event stream
+     keeps its own numbering. The source does not read every ack at once
+     (heartbeat acks wait in its socket), so acks must not move the sequence
+     number the next event packet is checked against (a mismatch reads as
+     "lost connection" and the receiver reconnects for ever). */
   NET *net = &param->mysql->net;
+  const unsigned int stream_pkt_nr = net->pkt_nr;
   net_clear(net, false);
-  if (my_net_write(net, buf, n) || net_flush(net)) {
+  const bool failed = my_net_write(net, buf, n) || net_flush(net);
+  net->pkt_nr = stream_pkt_nr;
+  if (failed) {
     LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
                     "strata_sync: channel '%s': sending the ack for %s:%llu "
                     "failed (error %u)",

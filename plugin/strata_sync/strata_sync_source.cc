@@ -60,6 +60,7 @@
 #include "my_thread.h"
 #include "mysql/psi/mysql_stage.h"
 #include "mysqld_error.h"
+#include "plugin/strata_sync/strata_sync_position.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
 #include "sql/current_thd.h"
 #include "sql/mysqld.h"  // connection_events_loop_aborted
@@ -89,16 +90,6 @@ unsigned int opt_replicas = 1;
 unsigned long opt_policy = kBlock;
 unsigned long opt_timeout_ms = 10000;
 
-/** A position in the source's binary log: (file basename, end offset). */
-struct Pos {
-  std::string file;
-  std::uint64_t pos = 0;
-  bool operator<(const Pos &o) const {
-    const int c = file.compare(o.file);
-    return c < 0 || (c == 0 && pos < o.pos);
-  }
-  bool operator<=(const Pos &o) const { return !(o < *this); }
-};
 
 const char *basename_of(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -185,8 +176,11 @@ class Source {
 
  public:
   void read_ack(NET *net, const char *file, my_off_t pos);
+  /** Returns true if it read from the connection. */
+  bool drain_acks(NET *net);
 
  private:
+  bool read_one_ack(NET *net, Pos *got);
   void wake_receiver();
 
   std::mutex m_mutex;
@@ -394,13 +388,11 @@ void Source::settings_changed() {
 /* ---- acks and the quorum ----------------------------------------------- */
 
 void Source::recompute_quorum() {
-  std::vector<const Pos *> acked;
+  std::vector<Pos> acked;
   for (const auto &r : replicas)
-    if (r.second.connected && r.second.has_ack) acked.push_back(&r.second.acked);
-  if (opt_replicas == 0 || acked.size() < opt_replicas) return;
-  std::sort(acked.begin(), acked.end(),
-            [](const Pos *a, const Pos *b) { return *b < *a; });
-  const Pos &q = *acked[opt_replicas - 1];
+    if (r.second.connected && r.second.has_ack) acked.push_back(r.second.acked);
+  Pos q;
+  if (!quorum_position(std::move(acked), opt_replicas, &q)) return;
   if (quorum_valid && q <= quorum) return;
   quorum = q;
   quorum_valid = true;
@@ -481,44 +473,77 @@ void Source::receiver_loop() {
   }
 }
 
-/* Dump thread, after a flagged event: read packets until the ack for
-   (file, pos) or a later one arrives. Runs on the thread that owns the
-   connection, so TLS and the NET buffers are used by one thread only. */
+/* Dump thread: reads one ack packet from its own connection (so TLS and
+   the NET buffers are used by one thread only) and applies it. Acks are out
+   of band: the replica sends each with sequence number 0 and restores its
+   stream sequence number afterwards; here too. So the event stream's
+   numbering never depends on how many acks were read (heartbeat acks are
+   read late, and a replica may ack more than the source asked for).
+   Returns false if the replica is gone or sent garbage (then it no longer
+   counts), true with the acked position otherwise. */
+bool Source::read_one_ack(NET *net, Pos *got) {
+  const unsigned int stream_pkt_nr = net->pkt_nr;
+  net_clear(net, false);
+  const unsigned long len = my_net_read(net);
+  net->pkt_nr = stream_pkt_nr;
+  char name[wire::kMaxFileNameLength + 1];
+  std::uint64_t acked = 0;
+  const char *bad = nullptr;
+  if (len == packet_error)
+    bad = "connection lost";
+  else if (len == 1 && net->read_pos[0] == 0x01)
+    bad = "COM_QUIT";
+  else
+    bad = wire::parse_ack(net->read_pos, len, name, &acked);
+  std::lock_guard<std::mutex> lk(m_mutex);
+  auto it = replicas.find(tl_replica_id);
+  if (it == replicas.end()) return false;
+  Replica &r = it->second;
+  if (bad != nullptr) {
+    if (r.connected)
+      LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: no ack from replica server_id %u (%s)",
+                      r.server_id, bad);
+    r.connected = false;
+    return false;
+  }
+  *got = Pos{name, acked};
+  if (!r.has_ack || r.acked < *got) r.acked = *got;
+  r.has_ack = true;
+  r.acks++;
+  n_acks++;
+  recompute_quorum();
+  return true;
+}
+
+/* Dump thread, after a flagged event (flushed): read acks until the one for
+   (file, pos) or a later one arrives. Earlier acks (heartbeats) come first. */
 void Source::read_ack(NET *net, const char *file, my_off_t pos) {
   const Pos want{basename_of(file), pos};
-  for (;;) {
-    // The replica starts the ack at sequence number 0 (net_clear on its side).
-    net_clear(net, false);
-    const unsigned long len = my_net_read(net);
-    char name[wire::kMaxFileNameLength + 1];
-    std::uint64_t acked = 0;
-    const char *bad = nullptr;
-    if (len == packet_error)
-      bad = "connection lost";
-    else if (len == 1 && net->read_pos[0] == 0x01)
-      bad = "COM_QUIT";
-    else
-      bad = wire::parse_ack(net->read_pos, len, name, &acked);
-    std::lock_guard<std::mutex> lk(m_mutex);
-    auto it = replicas.find(tl_replica_id);
-    if (it == replicas.end()) return;
-    Replica &r = it->second;
-    if (bad != nullptr) {
-      if (r.connected)
-        LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                        "strata_sync: no ack from replica server_id %u (%s)",
-                        r.server_id, bad);
-      r.connected = false;
-      return;
-    }
-    const Pos a{name, acked};
-    if (!r.has_ack || r.acked < a) r.acked = a;
-    r.has_ack = true;
-    r.acks++;
-    n_acks++;
-    recompute_quorum();
-    if (want <= a) return;
+  Pos got;
+  while (read_one_ack(net, &got))
+    if (want <= got) return;
+}
+
+/* Dump thread, before it builds a packet: apply the acks that already
+   arrived without being waited for. The replica also acks heartbeats, and a
+   heartbeat after skipped transactions (GTID auto-position) covers commits
+   the replica already had but never acknowledged (it stopped between the
+   relay-log write and the ack); and unread acks must not pile up in the
+   socket of an idle replica. Only when nothing is buffered for writing (a
+   read reuses the NET buffer): after a flush, so about once per commit group
+   under load, and before every heartbeat when idle. */
+bool Source::drain_acks(NET *net) {
+  if (net->vio == nullptr || net->write_pos != net->buff)
+    return false;
+  Vio *vio = net->vio;
+  Pos got;
+  bool read = false;
+  while (vio->has_data(vio) || vio_io_wait(vio, VIO_IO_EVENT_READ, 0) > 0) {
+    read = true;
+    if (!read_one_ack(net, &got)) break;
   }
+  return read;
 }
 
 /* ---- dump threads ------------------------------------------------------ */
@@ -678,6 +703,9 @@ int on_transmit_stop(Binlog_transmit_param *) {
 int on_reserve_header(Binlog_transmit_param *, unsigned char *header,
                       unsigned long size, unsigned long *len) {
   if (tl_replica_id == 0) return 0;
+  THD *thd = current_thd;
+  if (g_source->drain_acks(thd->get_protocol_classic()->get_net()))
+    thd->clear_error();  // a lost replica shows in its state, not here
   if (size < wire::kEventHeaderSize) return 1;
   header[0] = wire::kEventMagic;
   header[1] = 0;
