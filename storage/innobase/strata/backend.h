@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace strata::redo {
 
@@ -74,6 +75,24 @@ struct WriterInfo {
   std::uint64_t log_end = 0;
 };
 
+// One node of the volume as the writer sees it (SHOW STATUS, the
+// information_schema nodes table).
+struct NodeHealth {
+  std::string address;
+  bool connected = false;
+  bool in_quorum = false;      // connected and sealed in the writer's epoch
+  std::uint64_t acked_lsn = 0;  // durable on this node, as last reported
+  std::string last_error;
+};
+
+struct Health {
+  std::size_t write_quorum = 1;
+  std::size_t nodes_up = 0;  // nodes that count towards the write quorum
+  bool fenced = false;
+  std::string reason;        // why redo cannot become durable; empty when it can
+  std::vector<NodeHealth> nodes;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -99,6 +118,8 @@ class Backend {
   // Returns once durable_lsn() >= lsn (everything handed over before the call).
   virtual Status wait_durable(std::uint64_t lsn) = 0;
   virtual std::uint64_t durable_lsn() const = 0;
+  // For status and monitoring; cheap enough to call per SHOW STATUS.
+  virtual Health health() const = 0;
 
   // Drops every block at or after `lsn` (block aligned). Writer only.
   virtual Status truncate(std::uint64_t lsn) = 0;

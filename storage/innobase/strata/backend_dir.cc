@@ -261,6 +261,18 @@ class DirBackend final : public Backend {
 
   std::uint64_t durable_lsn() const override { return durable_.load(std::memory_order_acquire); }
 
+  // One local "node": up while this process holds the volume.
+  Health health() const override {
+    Health h;
+    NodeHealth n;
+    n.address = describe();
+    n.connected = n.in_quorum = blocks_fd_ >= 0;
+    n.acked_lsn = durable_lsn();
+    h.nodes_up = n.in_quorum ? 1 : 0;
+    h.nodes.push_back(std::move(n));
+    return h;
+  }
+
   Status truncate(std::uint64_t lsn) override {
     if (blocks_fd_ < 0) return Status(Code::kInvalid, "truncate before acquire_writer");
     if (lsn % kBlockSize != 0) return Status(Code::kInvalid, "truncate inside a block");

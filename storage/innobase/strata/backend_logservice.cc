@@ -137,6 +137,24 @@ class LogServiceBackend final : public Backend {
     return writer_ != nullptr ? writer_->durable_lsn() : 0;
   }
 
+  Health health() const override {
+    Health h;
+    h.write_quorum = cfg_.write_quorum;
+    if (writer_ == nullptr) {
+      h.reason = "not the writer yet";
+      for (const auto &n : cfg_.nodes) h.nodes.push_back(NodeHealth{n, false, false, 0, ""});
+      return h;
+    }
+    const ls::ClusterStatus s = writer_->status();
+    h.nodes_up = s.healthy;
+    h.fenced = s.fenced;
+    h.reason = s.reason;
+    for (const auto &n : s.nodes)
+      h.nodes.push_back(NodeHealth{n.address, n.connected, n.connected && n.sealed, n.durable,
+                                   n.last_error});
+    return h;
+  }
+
   Status truncate(std::uint64_t lsn) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "truncate before acquire_writer");
     if (lsn >= writer_->stream_end()) return Status::Ok();

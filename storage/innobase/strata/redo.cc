@@ -33,6 +33,7 @@
 #include <mysql/status_var.h>
 
 #include "backend.h"
+#include "backend_logservice.h"
 #include "log0chkp.h"
 #include "log0consumer.h"
 #include "log0files_governor.h"
@@ -112,8 +113,13 @@ bool parse_addresses(const std::string &value, std::string *why) {
     std::string node = trim(value.substr(
         pos, comma == std::string::npos ? std::string::npos : comma - pos));
     pos = comma == std::string::npos ? value.size() + 1 : comma + 1;
+    const std::string given = node;  // the client takes scheme://host:port too
     for (const char *scheme : {"tcp://", "rdma://", "auto://"}) {
       if (node.rfind(scheme, 0) == 0) node = node.substr(strlen(scheme));
+    }
+    if (node.find("://") != std::string::npos) {
+      *why = "'" + given + "' has an unknown scheme (use tcp://, rdma:// or host:port)";
+      return false;
     }
     const auto colon = node.rfind(':');
     if (node.empty() || colon == std::string::npos || colon == 0 ||
@@ -127,7 +133,13 @@ bool parse_addresses(const std::string &value, std::string *why) {
       *why = "'" + node + "' has no valid port";
       return false;
     }
-    g_nodes.push_back(node);
+    for (const auto &seen : g_nodes) {
+      if (seen == given) {
+        *why = "'" + given + "' is listed twice";
+        return false;
+      }
+    }
+    g_nodes.push_back(given);
   }
   const size_t n = g_nodes.size();
   if (cfg_write_quorum <= n / 2 || cfg_write_quorum > n) {
@@ -178,7 +190,25 @@ std::unique_ptr<Backend> make_backend() {
     if (path.back() != '/') path += '/';
     return make_dir_backend(path + volume_name());
   }
-  return nullptr;  // the log-service client backend: not in this build yet
+  LogServiceConfig cfg;
+  cfg.nodes = g_nodes;
+  cfg.transport = static_cast<unsigned>(cfg_transport);
+  cfg.write_quorum = cfg_write_quorum;
+  cfg.volume = volume_name();
+  cfg.cluster_id = cluster_id();
+  cfg.secret = g_secret;
+  cfg.max_inflight_bytes = cfg_max_inflight;
+  cfg.stall_timeout_seconds = [] { return cfg_stall_timeout; };
+  /* The client's events (node down, sealed, fenced, recovery) are rare and
+  worth having in the error log next to InnoDB's own messages. */
+  cfg.log = [](std::string_view line) {
+    if (line.rfind("redo stalled", 0) == 0) {
+      ib::warn(ER_IB_MSG_1260) << "log service: " << std::string(line);
+    } else {
+      ib::info(ER_IB_MSG_1258) << "log service client: " << std::string(line);
+    }
+  };
+  return make_logservice_backend(std::move(cfg));
 }
 
 /* Logs a backend error once, at the place it is handled. */
@@ -467,12 +497,6 @@ bool validate_params() {
     ib::error(ER_IB_MSG_1259) << "innodb_log_service_addresses: " << why;
     return false;
   }
-  if (g_dir_path.empty()) {
-    ib::error(ER_IB_MSG_1259)
-        << "innodb_log_service_addresses: this build reaches log service nodes "
-           "only through dir://PATH";
-    return false;
-  }
   if (volume_name().empty() || volume_name().find('/') != std::string::npos ||
       volume_name()[0] == '.') {
     ib::error(ER_IB_MSG_1259) << "innodb_log_service_volume must be a plain name";
@@ -485,6 +509,12 @@ bool validate_params() {
   }
   if (!read_secret(&why)) {
     ib::error(ER_IB_MSG_1259) << why;
+    return false;
+  }
+  if (g_dir_path.empty() && g_secret.empty()) {
+    ib::error(ER_IB_MSG_1259)
+        << "the log service nodes need their shared secret: set "
+           "innodb_log_service_secret_file (or innodb_log_service_secret)";
     return false;
   }
   g_enabled = true;
@@ -689,12 +719,19 @@ so upstream results do not change. */
 namespace {
 char status_text[16] = "OFF";
 char *status_ptr = status_text;
+char reason_text[512] = "";
+char *reason_ptr = reason_text;
+long long st_nodes, st_nodes_up, st_write_quorum;
 long long st_epoch, st_shipped_lsn, st_shipped_bytes, st_durable_lsn,
     st_checkpoint_lsn, st_released_lsn, st_appends, st_tail_puts,
     st_durable_waits, st_durable_wait_avg_us;
 
 SHOW_VAR status_vars[] = {
     {"status", (char *)&status_ptr, SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
+    {"stall_reason", (char *)&reason_ptr, SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
+    {"nodes", (char *)&st_nodes, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"nodes_up", (char *)&st_nodes_up, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
+    {"write_quorum", (char *)&st_write_quorum, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
     {"epoch", (char *)&st_epoch, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
     {"shipped_lsn", (char *)&st_shipped_lsn, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
     {"shipped_bytes", (char *)&st_shipped_bytes, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
@@ -717,7 +754,19 @@ int show_status(THD *, SHOW_VAR *var, char *) {
     var->value = (char *)&no_status_vars;
     return 0;
   }
-  strcpy(status_text, "OK");
+  /* OK: every node takes redo; DEGRADED: fewer, but a write quorum;
+  STALLED: no write quorum, commits wait (stall_reason says why); FENCED:
+  another server took the volume over. */
+  const Health h = g_backend->health();
+  const char *state = h.fenced                         ? "FENCED"
+                      : h.nodes_up < h.write_quorum    ? "STALLED"
+                      : h.nodes_up < h.nodes.size()    ? "DEGRADED"
+                                                       : "OK";
+  snprintf(status_text, sizeof status_text, "%s", state);
+  snprintf(reason_text, sizeof reason_text, "%s", h.reason.c_str());
+  st_nodes = static_cast<long long>(h.nodes.size());
+  st_nodes_up = static_cast<long long>(h.nodes_up);
+  st_write_quorum = static_cast<long long>(h.write_quorum);
   st_epoch = static_cast<long long>(g_epoch.load());
   st_shipped_lsn = static_cast<long long>(g_shipped_lsn.load());
   st_shipped_bytes = static_cast<long long>(g_shipped_bytes.load());
