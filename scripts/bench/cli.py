@@ -118,7 +118,7 @@ def build_plan(args) -> tuple[Plan, str]:
                 seconds=args.time if args.time is not None else pr.seconds,
                 warmup=args.warmup if args.warmup is not None else pr.warmup,
                 settle=args.settle if args.settle is not None else (3 if pr.name != "quick" else 0),
-                pool_bytes=pool, sysbench_extra=list(args.sb or []))
+                pool_bytes=pool, sysbench_extra=list(args.sb or []), rounds=args.rounds)
     plan.validate()
     custom = bool(names or threads or args.dataset)
     return plan, (f"{pr.name}-custom" if custom and args.preset != "quick" else "custom" if custom else pr.name)
@@ -407,6 +407,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--time", type=int, help="measured seconds per point")
         p.add_argument("--warmup", type=int, help="warm-up seconds per point")
         p.add_argument("--settle", type=int, help="pause between points, seconds")
+        p.add_argument("--rounds", type=int, default=1,
+                       help="run every point N times (alternating targets); the report shows the median round")
         p.add_argument("--pool", help="InnoDB buffer pool: SIZE (3G) or PCT%% of RAM (default: the preset's)")
         p.add_argument("--set", action="append", metavar="OPT=VALUE", help="my.cnf setting for every target")
         p.add_argument("--sb", action="append", metavar="ARG", help="extra sysbench argument, e.g. --sb=--rand-type=uniform")

@@ -43,6 +43,9 @@ class Plan:
     settle: int
     pool_bytes: int
     sysbench_extra: list[str] = field(default_factory=list)
+    # Each point this many times; the rounds of a dataset run one after the
+    # other, so a slow minute of the machine hits one round, not one target.
+    rounds: int = 1
 
     def validate(self) -> None:
         if not self.targets:
@@ -53,6 +56,8 @@ class Plan:
             raise PlanError("--time must be at least 1 second")
         if self.warmup < 0 or self.settle < 0:
             raise PlanError("--warmup and --settle cannot be negative")
+        if self.rounds < 1:
+            raise PlanError("--rounds must be at least 1")
         for sc, threads in self.points:
             if threads < 1:
                 raise PlanError(f"scenario {sc.name}: concurrency must be at least 1")
@@ -68,11 +73,12 @@ class Plan:
         out: list[Step] = []
         flip = False
         for ds in self.datasets:
-            for sc, threads in self.points:
-                order = list(reversed(self.targets)) if flip else list(self.targets)
-                for target in order:
-                    out.append(Step(len(out), Point(ds, sc, threads), target))
-                flip = not flip
+            for _ in range(self.rounds):
+                for sc, threads in self.points:
+                    order = list(reversed(self.targets)) if flip else list(self.targets)
+                    for target in order:
+                        out.append(Step(len(out), Point(ds, sc, threads), target))
+                    flip = not flip
         return out
 
     def uses_prepared_statements(self) -> bool:
@@ -119,7 +125,9 @@ class Plan:
         for sc, thr in self.points:
             lines.append(f"  {sc.name:<13} {thr:>5} threads   sysbench {sc.command_text()}")
         lines.append(f"each point: {self.warmup}s warm-up + {self.seconds}s measured"
-                     + (f" + {self.settle}s pause" if self.settle else ""))
+                     + (f" + {self.settle}s pause" if self.settle else "")
+                     + (f"; {self.rounds} rounds, the report shows each target's median-QPS round"
+                        if self.rounds > 1 else ""))
         return lines
 
 

@@ -187,6 +187,40 @@ def markdown_table(results: list[PointResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def rounds_table(results: list[PointResult]) -> str:
+    """With several rounds per point: every round's QPS per target and the
+    ratio within that round, so the spread behind a median is visible. Empty
+    when every point ran once."""
+    targets, groups = grouped(results)
+    if not any(len(rows) > 1 for per_target in groups.values() for rows in per_target.values()):
+        return ""
+    base = targets[0]
+    head = ["scenario", "dataset", "threads", "round"] + [f"{t} QPS" for t in targets] \
+        + [f"{t} / {base}" for t in targets[1:]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 4 + ["---:"] * (len(head) - 4)) + "|"]
+    ratios: dict[str, list[float]] = {t: [] for t in targets[1:]}
+    for (ds, sc, thr), per_target in groups.items():
+        n = max(len(rows) for rows in per_target.values())
+        for i in range(n):
+            runs = {t: (per_target.get(t) or [])[i] if i < len(per_target.get(t) or []) else None for t in targets}
+            qps = {t: r.qps if r is not None and r.status == "ok" else None for t, r in runs.items()}
+            row = [sc, ds, str(thr), str(i + 1)]
+            row += [_fmt_qps(qps[t]) if qps[t] is not None else (runs[t].status if runs[t] else "-") for t in targets]
+            for t in targets[1:]:
+                q = _ratio(qps[t], qps[base])
+                row.append("-" if q is None else f"{q:.3f}x")
+                if q is not None:
+                    ratios[t].append(q)
+            lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+    out = "\n".join(lines) + "\n"
+    for t, qs in ratios.items():
+        if qs:
+            qs = sorted(qs)
+            out += (f"\n{t} / {base} over all rounds: median {qs[len(qs) // 2]:.3f}x, "
+                    f"range {qs[0]:.3f}x to {qs[-1]:.3f}x ({len(qs)} pairs)\n")
+    return out
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -414,6 +448,11 @@ def results_markdown(results: list[PointResult], meta: dict, plots: list[Path], 
               f"Ratios: QPS over the first target (`{meta.get('baseline') or (grouped(results)[0] or ['?'])[0]}`). "
               "errors: sysbench's ignored errors and reconnects.", ""]
     lines.append(markdown_table(results))
+    per_round = rounds_table(results)
+    if per_round:
+        lines += ["### Every round", "",
+                  "Each cell above is the target's round with the median QPS. The rounds, with the ratio "
+                  "measured within each round (both targets ran back to back):", "", per_round]
     for p in plots:
         rel = os.path.relpath(p, page_dir)
         lines += [f"![{p.stem}]({rel})", ""]

@@ -17,7 +17,7 @@ GiB = 1 << 30
 def plan(targets=("stock", "fork"), points=(("read-point", (4, 32)),), datasets=("8x10000",), pool=GiB, **kw):
     p = Plan(parse_targets(list(targets), FLAVORS), [scn.dataset(d, pool) for d in datasets],
              group_points([(scn.scenario(n), t) for n, t in points]), kw.get("seconds", 10), kw.get("warmup", 5),
-             kw.get("settle", 0), pool, kw.get("extra", []))
+             kw.get("settle", 0), pool, kw.get("extra", []), kw.get("rounds", 1))
     p.validate()
     return p
 
@@ -96,6 +96,14 @@ class Order(unittest.TestCase):
         # each switch of server serves two points: 3 points x 2 targets -> 4 server starts
         starts = sum(1 for a, b in zip([None] + seq, seq) if a is None or a[2] != b[2])
         self.assertEqual(starts, 4)
+
+    def test_rounds_repeat_the_points_and_keep_alternating(self):
+        p = plan(points=(("read-point", (4,)),), rounds=3)
+        seq = [s.target.spec for s in p.steps()]
+        self.assertEqual(seq, ["stock", "fork", "fork", "stock", "stock", "fork"])
+        self.assertIn("3 rounds", "\n".join(p.describe()))
+        with self.assertRaises(scn.PlanError):
+            plan(rounds=0)
 
     def test_three_targets_and_two_datasets(self):
         p = plan(targets=("stock", "fork", "fork:a=1"), datasets=("2x10", "3x10"))

@@ -57,6 +57,17 @@ class Table(unittest.TestCase):
         self.assertIn("1461", md)
         self.assertIn("| - |", md)  # no ratio without both figures
 
+    def test_rounds(self):
+        rows = [point(1, "stock", qps=1000.0), point(2, "fork", qps=990.0),
+                point(3, "fork", qps=900.0), point(4, "stock", qps=1000.0),
+                point(5, "stock", qps=800.0), point(6, "fork", qps=800.0)]
+        md = rp.markdown_table(rows)
+        self.assertIn("| 1,000 | 900 | 0.90x |", md)   # each target's median-QPS round
+        per_round = rp.rounds_table(rows)
+        self.assertIn("| read-point | 8x10000 | 4 | 2 | 1,000 | 900 | 0.900x |", per_round)
+        self.assertIn("median 0.990x, range 0.900x to 1.000x (3 pairs)", per_round)
+        self.assertEqual(rp.rounds_table(rows[:2]), "")
+
     def test_empty(self):
         self.assertIn("no points", rp.markdown_table([]))
 
