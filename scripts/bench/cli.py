@@ -218,9 +218,33 @@ def cmd_plan(args) -> int:
     return 0
 
 
+# One benchmark at a time on a machine: two would share its CPUs and both
+# would measure the other. Machine-wide, so separate checkouts queue too.
+BENCH_LOCK = Path(os.environ.get("STRATA_BENCH_LOCK", "/tmp/strata-bench.lock"))
+
+
+def wait_for_other_benchmarks(progress: Progress):
+    """Holds the machine's benchmark lock until this process exits."""
+    import fcntl
+    f = open(BENCH_LOCK, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "another strata-bench"
+        progress.say(f"waiting for the benchmark that holds {BENCH_LOCK} ({holder}) to finish")
+        fcntl.flock(f, fcntl.LOCK_EX)
+    f.seek(0)
+    f.truncate()
+    f.write(f"pid {os.getpid()} in {paths.ROOT}\n")
+    f.flush()
+    return f
+
+
 def cmd_run(args, argv: list[str]) -> int:
     progress = Progress()
     plan, name = build_plan(args)
+    lock = wait_for_other_benchmarks(progress)  # noqa: F841 (held until exit)
     sysbench_bin = check_sysbench(args.sysbench)
     needs = plan.needs()
     extra_opts = parse_sets(args.set)
