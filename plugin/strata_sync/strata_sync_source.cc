@@ -67,6 +67,7 @@
 #include "sql/protocol_classic.h"
 #include "sql/replication.h"
 #include "sql/sql_class.h"
+#include "sql/strata_thd_wait.h"
 #include "typelib.h"
 #include "violite.h"
 
@@ -121,6 +122,9 @@ thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
 thread_local my_off_t tl_flagged_pos = 0;
 
 constexpr std::size_t kMaxAckPoints = 1 << 16;
+/* Degraded strong sync resumes when N replicas acknowledged all but at most
+   this many commit groups. */
+constexpr std::size_t kResumeLagGroups = 4;
 
 PSI_stage_info stage_waiting_for_ack = {0, "Waiting for strong-sync ack", 0,
                                         PSI_DOCUMENT_ME};
@@ -274,6 +278,12 @@ void Source::after_sync(const char *file, my_off_t pos) {
   m_waiters.emplace(w.pos, &w);
   n_waits++;
   waiting++;
+  // Tell the connection handler (a thread pool) that this session blocks, so
+  // it can run another worker meanwhile. Outside m_mutex: the pool may start
+  // a thread. A cover that lands meanwhile sets w.covered, checked below.
+  lk.unlock();
+  strata_thd_wait_begin(thd, THD_WAIT_BINLOG);
+  lk.lock();
   const auto deadline = w.since + std::chrono::milliseconds(opt_timeout_ms);
   while (!w.covered) {
     if (!opt_enabled || degraded) {
@@ -325,6 +335,7 @@ void Source::after_sync(const char *file, my_off_t pos) {
                       Clock::now() - w.since)
                       .count();
   lk.unlock();
+  strata_thd_wait_end(thd);
   THD_EXIT_COND(thd, &old_stage);
 }
 
@@ -414,7 +425,11 @@ void Source::recompute_quorum() {
                     opt_replicas, quorum.file.c_str(),
                     (unsigned long long)quorum.pos);
   }
-  if (degraded && m_ack_points.empty()) {
+  // Caught up: at most a few commit groups beyond the quorum. Under load a
+  // new group is always in flight, so "nothing unacknowledged" may never be
+  // seen; resuming a few groups behind only makes the next commits wait for
+  // those few acks.
+  if (degraded && m_ack_points.size() <= kResumeLagGroups) {
     degraded = false;
     LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
                     "strata_sync: strong sync RESUMED: %u replica(s) caught up "
