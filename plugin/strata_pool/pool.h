@@ -1,0 +1,149 @@
+/* Strata thread pool: the scheduler's shared state.
+
+   Connections are spread over thread groups (thread_pool_size, one per CPU
+   by default). Each group owns an epoll set that its idle connections wait
+   in, one listener role (the worker currently blocked in epoll_wait), a high
+   and a low priority queue of connections with a command ready, and its
+   workers. A group aims at one running worker; it admits up to
+   1 + thread_pool_oversubscribe running workers, and more only when the timer
+   finds it stalled or when its running workers block in a server wait
+   (thd_wait_begin). See docs/thread_pool.md. */
+
+#ifndef STRATA_POOL_POOL_H
+#define STRATA_POOL_POOL_H
+
+#include <atomic>
+#include <deque>
+#include <vector>
+
+#include "my_inttypes.h"
+#include "mysql/psi/mysql_cond.h"
+#include "mysql/psi/mysql_mutex.h"
+#include "mysql/psi/mysql_thread.h"
+
+class THD;
+class Channel_info;
+struct Pool_group;
+
+/* One client connection handled by the pool. */
+struct Pool_connection {
+  explicit Pool_connection(Channel_info *info) : channel_info(info) {}
+
+  THD *thd = nullptr;
+  /* Set until a worker has authenticated the connection. */
+  Channel_info *channel_info;
+  Pool_group *group = nullptr;
+  int fd = -1;
+  PSI_thread *psi = nullptr;
+  /* High priority queueings left before the connection must wait its turn
+     (thread_pool_high_prio_tickets). */
+  uint tickets = 0;
+  /* Microseconds since the epoch when an idle connection exceeds
+     wait_timeout; 0 while a worker owns it. */
+  std::atomic<ulonglong> deadline{0};
+  std::atomic<bool> timed_out{false};
+  /* The group's list of connections, for the wait_timeout scan. */
+  Pool_connection *prev = nullptr;
+  Pool_connection *next = nullptr;
+};
+
+/* One worker thread. */
+struct Pool_worker {
+  Pool_group *group = nullptr;
+  mysql_cond_t cond;
+  bool woken = false;
+  /* Inside thd_wait_begin/end: not counted as running. */
+  bool in_wait = false;
+};
+
+struct Pool_group {
+  uint index = 0;
+  mysql_mutex_t mutex;
+  int epoll_fd = -1;
+  /* Written once at shutdown to wake the listener; never read. */
+  int shutdown_fd = -1;
+
+  std::deque<Pool_connection *> high_queue;
+  std::deque<Pool_connection *> low_queue;
+  std::vector<Pool_worker *> idle_workers;  // LIFO: warmest first
+  Pool_worker *listener = nullptr;
+
+  uint thread_count = 0;
+  uint active_count = 0;  // workers running, neither idle, listening nor waiting
+  uint connection_count = 0;
+  Pool_connection *connections = nullptr;
+
+  /* Progress counters the timer reads and resets (stall detection). */
+  ulonglong dequeues_since_check = 0;
+  ulonglong io_events_since_check = 0;
+  bool stalled = false;
+  /* When a worker was last started (thread creation throttling). */
+  ulonglong last_create_us = 0;
+
+  bool queues_empty() const { return high_queue.empty() && low_queue.empty(); }
+};
+
+/* Settings (plugin system variables, see pool_plugin.cc). */
+extern uint pool_size;
+extern uint pool_oversubscribe;
+extern uint pool_max_threads;
+extern uint pool_stall_limit_ms;
+extern uint pool_idle_timeout_s;
+extern ulong pool_high_prio_mode;  // 0 transactions, 1 statements, 2 none
+extern uint pool_high_prio_tickets;
+
+/* Counters (status variables). */
+struct Pool_stats {
+  std::atomic<ulonglong> threads{0};
+  std::atomic<ulonglong> idle_threads{0};
+  std::atomic<ulonglong> admin_threads{0};
+  std::atomic<ulonglong> stalls{0};
+  std::atomic<ulonglong> threads_created{0};
+  std::atomic<ulonglong> high_prio_dequeues{0};
+  std::atomic<ulonglong> low_prio_dequeues{0};
+  std::atomic<ulonglong> direct_continues{0};
+  std::atomic<ulonglong> wait_timeouts{0};
+};
+extern Pool_stats pool_stats;
+
+extern PSI_thread_key key_pool_worker_thread;
+extern PSI_thread_key key_pool_timer_thread;
+extern PSI_thread_key key_pool_admin_thread;
+extern PSI_thread_key key_pool_connection;
+
+/* pool_scheduler.cc */
+bool pool_start();
+void pool_stop();
+bool pool_add_connection(Channel_info *channel_info);
+void pool_thd_wait_begin(THD *thd, int wait_type);
+void pool_thd_wait_end(THD *thd);
+void pool_post_kill_notification(THD *thd);
+/* Wake an idle worker of the group, or start one if allowed. Needs
+   group->mutex. Starting threads is throttled once a group has a few
+   (thd_wait_begin can fire thousands of times a second under lock
+   contention); the timer, already paced by the stall limit, is not. */
+void pool_wake_or_create_worker(Pool_group *group, bool from_timer = false);
+std::vector<Pool_group> &pool_groups();
+bool pool_shutting_down();
+uint pool_queued_connections();
+uint pool_active_threads();
+
+/* pool_connection.cc: a connection's THD across worker threads. */
+bool pool_connection_login(Pool_connection *conn);
+void pool_connection_attach(Pool_connection *conn);
+void pool_connection_detach(Pool_connection *conn);
+/* Runs commands while the connection has one ready; false when it closed. */
+bool pool_connection_serve(Pool_connection *conn);
+void pool_connection_close(Pool_connection *conn, bool end, uint sql_errno);
+
+/* pool_timer.cc */
+bool pool_timer_start();
+void pool_timer_stop();
+
+/* pool_admin.cc: connections of the admin port get their own thread. */
+bool pool_admin_add_connection(Channel_info *channel_info);
+void pool_admin_wait_all_gone();
+
+ulonglong pool_now_us();
+
+#endif  // STRATA_POOL_POOL_H

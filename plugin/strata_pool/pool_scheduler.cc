@@ -1,0 +1,488 @@
+/* Strata thread pool: thread groups, their workers and the listener role.
+
+   A worker loops: take a connection with a command ready, run its commands,
+   hand it back to the group's epoll set. Where the next connection comes
+   from, in order:
+   1. the group's queues (high priority first), unless the group already has
+      1 + thread_pool_oversubscribe running workers and is not stalled;
+   2. the epoll set, as the group's listener when no one else listens. A
+      listener that finds the queues empty runs the first ready connection
+      itself and queues the rest, so at low concurrency one thread goes from
+      one command to the next without handing anything to another thread;
+   3. a non-blocking look at the epoll set;
+   and otherwise the worker sleeps until woken or thread_pool_idle_timeout.
+
+   Running workers are counted; when the last one of a group blocks in a
+   server wait (row lock, FLUSH TABLES WITH READ LOCK, sleep, disk),
+   thd_wait_begin wakes or starts another so the group keeps serving. The
+   timer (pool_timer.cc) covers what is not announced: a group whose queue
+   has not moved for thread_pool_stall_limit ms gets one more worker. */
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <mysql/components/services/log_builtins.h>
+#include <mysql/plugin.h>
+#include <mysql/thread_pool_priv.h>
+#include <mysqld_error.h>
+
+#include "my_sys.h"
+#include "my_thread.h"
+#include "plugin/strata_pool/pool.h"
+#include "sql/sql_class.h"
+
+namespace {
+
+std::vector<Pool_group> groups;
+std::atomic<bool> shutting_down{false};
+std::atomic<uint> next_group{0};
+std::atomic<uint> total_threads{0};
+
+thread_local Pool_worker *current_worker = nullptr;
+
+#ifdef HAVE_PSI_INTERFACE
+PSI_mutex_key key_group_mutex;
+PSI_cond_key key_worker_cond;
+PSI_mutex_info mutexes[] = {{&key_group_mutex, "group_mutex", 0, 0, PSI_DOCUMENT_ME}};
+PSI_cond_info conds[] = {{&key_worker_cond, "worker_cond", 0, 0, PSI_DOCUMENT_ME}};
+#endif
+
+constexpr int kMaxEventsPerWait = 64;
+
+/* A group runs up to 1 + thread_pool_oversubscribe commands at once (more
+   only when stalled). Asked by a worker that is itself counted running. */
+bool too_many_active(const Pool_group *g) {
+  return g->active_count > 1 + pool_oversubscribe && !g->stalled;
+}
+
+/* Which queue a connection with a command ready goes to. A statement of an
+   open transaction goes first, so the locks it holds are released sooner;
+   its tickets bound how long one transaction may keep jumping the line. */
+void enqueue(Pool_group *g, Pool_connection *conn) {
+  bool high = false;
+  if (conn->thd != nullptr) {
+    switch (pool_high_prio_mode) {
+      case 0:  // transactions
+        high = conn->tickets > 0 &&
+               thd_in_active_multi_stmt_transaction(conn->thd);
+        break;
+      case 1:  // statements
+        high = true;
+        break;
+      default:  // none
+        break;
+    }
+  }
+  if (high) {
+    conn->tickets--;
+    g->high_queue.push_back(conn);
+  } else {
+    conn->tickets = pool_high_prio_tickets;
+    g->low_queue.push_back(conn);
+  }
+}
+
+Pool_connection *dequeue(Pool_group *g) {
+  Pool_connection *conn = nullptr;
+  if (!g->high_queue.empty()) {
+    conn = g->high_queue.front();
+    g->high_queue.pop_front();
+    pool_stats.high_prio_dequeues++;
+  } else if (!g->low_queue.empty()) {
+    conn = g->low_queue.front();
+    g->low_queue.pop_front();
+    pool_stats.low_prio_dequeues++;
+  }
+  if (conn != nullptr) g->dequeues_since_check++;
+  return conn;
+}
+
+void link_connection(Pool_group *g, Pool_connection *conn) {
+  conn->group = g;
+  conn->next = g->connections;
+  if (g->connections != nullptr) g->connections->prev = conn;
+  g->connections = conn;
+  g->connection_count++;
+}
+
+void unlink_connection(Pool_group *g, Pool_connection *conn) {
+  if (conn->prev != nullptr) conn->prev->next = conn->next;
+  if (conn->next != nullptr) conn->next->prev = conn->prev;
+  if (g->connections == conn) g->connections = conn->next;
+  g->connection_count--;
+}
+
+void forget_connection(Pool_connection *conn) {
+  Pool_group *g = conn->group;
+  mysql_mutex_lock(&g->mutex);
+  unlink_connection(g, conn);
+  mysql_mutex_unlock(&g->mutex);
+  delete conn;
+}
+
+/* Returns the connection to its group's epoll set until its client sends
+   the next command. After epoll_ctl another worker may own it: nothing
+   here touches it afterwards. */
+void arm(Pool_connection *conn) {
+  const ulong timeout_s = thd_get_net_wait_timeout(conn->thd);
+  conn->deadline = pool_now_us() + ulonglong{timeout_s} * 1000000ULL;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+  ev.data.ptr = conn;
+  int fd = conn->fd;
+  int epfd = conn->group->epoll_fd;
+  if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return;
+  if (errno == ENOENT && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0) return;
+  LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_pool: cannot watch connection %d for its next "
+                  "command (errno %d); closing it",
+                  fd, errno);
+  conn->deadline = 0;
+  pool_connection_attach(conn);
+  pool_connection_close(conn, true, 0);
+  forget_connection(conn);
+}
+
+void handle(Pool_connection *conn) {
+  conn->deadline = 0;
+  if (conn->thd == nullptr) {
+    if (!pool_connection_login(conn)) {
+      forget_connection(conn);
+      return;
+    }
+    arm(conn);
+    return;
+  }
+  pool_connection_attach(conn);
+  if (conn->timed_out) {
+    pool_stats.wait_timeouts++;
+    pool_connection_close(conn, true, ER_CLIENT_INTERACTION_TIMEOUT);
+    forget_connection(conn);
+    return;
+  }
+  if (!pool_connection_serve(conn)) {
+    pool_connection_close(conn, true, 0);
+    forget_connection(conn);
+    return;
+  }
+  pool_connection_detach(conn);
+  arm(conn);
+}
+
+void *worker_main(void *arg);
+
+bool create_worker(Pool_group *g) {
+  if (total_threads.load() >= pool_max_threads) return false;
+  auto *w = new (std::nothrow) Pool_worker;
+  if (w == nullptr) return false;
+  w->group = g;
+  mysql_cond_init(key_worker_cond, &w->cond);
+  g->thread_count++;
+  g->active_count++;
+  total_threads++;
+  my_thread_handle handle;
+  if (mysql_thread_create(key_pool_worker_thread, &handle,
+                          get_connection_attrib(), worker_main, w) != 0) {
+    g->thread_count--;
+    g->active_count--;
+    total_threads--;
+    mysql_cond_destroy(&w->cond);
+    delete w;
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_pool: cannot start a worker (errno %d)", errno);
+    return false;
+  }
+  pool_stats.threads++;
+  pool_stats.threads_created++;
+  inc_thread_created();
+  return true;
+}
+
+/* As the group's listener: waits in epoll until a connection has a command.
+   Called without the group mutex; returns with it held, with the
+   connection this worker runs itself, or nullptr at shutdown. */
+Pool_connection *listen(Pool_worker *w) {
+  Pool_group *g = w->group;
+  epoll_event events[kMaxEventsPerWait];
+  for (;;) {
+    int n = epoll_wait(g->epoll_fd, events, kMaxEventsPerWait, -1);
+    mysql_mutex_lock(&g->mutex);
+    if (shutting_down) return nullptr;
+    if (n <= 0) {
+      mysql_mutex_unlock(&g->mutex);
+      continue;
+    }
+    g->io_events_since_check += n;
+    /* The listener is not counted running; it would be if it ran one. */
+    const bool run_first_here =
+        g->queues_empty() &&
+        (g->active_count < 1 + pool_oversubscribe || g->stalled);
+    for (int i = 0; i < n; i++) {
+      auto *conn = static_cast<Pool_connection *>(events[i].data.ptr);
+      if (conn != nullptr) enqueue(g, conn);
+    }
+    if (g->queues_empty()) {
+      mysql_mutex_unlock(&g->mutex);
+      continue;
+    }
+    if (run_first_here) return dequeue(g);
+    /* The queue had work already: someone is on it, unless every worker
+       is blocked or asleep. */
+    if (g->active_count == 0) pool_wake_or_create_worker(g);
+    mysql_mutex_unlock(&g->mutex);
+  }
+}
+
+/* The next connection for this worker, or nullptr when it should exit. */
+Pool_connection *next_connection(Pool_worker *w) {
+  Pool_group *g = w->group;
+  Pool_connection *conn = nullptr;
+  mysql_mutex_lock(&g->mutex);
+  for (;;) {
+    if (shutting_down) break;
+    if (!too_many_active(g)) {
+      conn = dequeue(g);
+      if (conn != nullptr) break;
+    }
+    if (g->listener == nullptr) {
+      g->listener = w;
+      g->active_count--;
+      mysql_mutex_unlock(&g->mutex);
+      conn = listen(w);
+      g->listener = nullptr;
+      g->active_count++;
+      if (conn != nullptr) break;
+      continue;
+    }
+    if (!too_many_active(g)) {
+      epoll_event ev;
+      if (epoll_wait(g->epoll_fd, &ev, 1, 0) == 1) {
+        g->io_events_since_check++;
+        conn = static_cast<Pool_connection *>(ev.data.ptr);
+        if (conn != nullptr) break;
+        continue;  // the shutdown event
+      }
+    }
+    g->active_count--;
+    w->woken = false;
+    g->idle_workers.push_back(w);
+    pool_stats.idle_threads++;
+    timespec until;
+    set_timespec(&until, pool_idle_timeout_s);
+    int rc = 0;
+    while (!w->woken && !shutting_down && rc != ETIMEDOUT && rc != ETIME)
+      rc = mysql_cond_timedwait(&w->cond, &g->mutex, &until);
+    pool_stats.idle_threads--;
+    g->active_count++;
+    if (!w->woken) {
+      auto it = std::find(g->idle_workers.begin(), g->idle_workers.end(), w);
+      if (it != g->idle_workers.end()) g->idle_workers.erase(it);
+      /* Idle for thread_pool_idle_timeout: leave, but keep one worker per
+         group so that it always has a listener. */
+      if (!shutting_down && g->thread_count > 1) break;
+    }
+  }
+  mysql_mutex_unlock(&g->mutex);
+  return conn;
+}
+
+void *worker_main(void *arg) {
+  auto *w = static_cast<Pool_worker *>(arg);
+  Pool_group *g = w->group;
+  const bool thread_ok = !my_thread_init();
+  current_worker = w;
+  while (thread_ok) {
+    Pool_connection *conn = next_connection(w);
+    if (conn == nullptr) break;
+    handle(conn);
+  }
+  current_worker = nullptr;
+  mysql_mutex_lock(&g->mutex);
+  g->thread_count--;
+  g->active_count--;
+  total_threads--;
+  pool_stats.threads--;
+  mysql_mutex_unlock(&g->mutex);
+  mysql_cond_destroy(&w->cond);
+  delete w;
+  if (thread_ok) my_thread_end();
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Pool_group> &pool_groups() { return groups; }
+bool pool_shutting_down() { return shutting_down; }
+
+ulonglong pool_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/* Microseconds a group waits between two thread starts, by its size. */
+static ulonglong creation_interval_us(const Pool_group *g) {
+  const uint base = 1 + pool_oversubscribe;
+  if (g->thread_count < base) return 0;
+  if (g->thread_count < 2 * base) return 10000;
+  if (g->thread_count < 4 * base) return 20000;
+  return 50000;
+}
+
+void pool_wake_or_create_worker(Pool_group *g, bool from_timer) {
+  if (!g->idle_workers.empty()) {
+    Pool_worker *w = g->idle_workers.back();
+    g->idle_workers.pop_back();
+    w->woken = true;
+    mysql_cond_signal(&w->cond);
+    return;
+  }
+  const ulonglong now = pool_now_us();
+  if (!from_timer && now - g->last_create_us < creation_interval_us(g)) return;
+  if (create_worker(g)) g->last_create_us = now;
+}
+
+uint pool_queued_connections() {
+  uint n = 0;
+  for (auto &g : groups) {
+    mysql_mutex_lock(&g.mutex);
+    n += g.high_queue.size() + g.low_queue.size();
+    mysql_mutex_unlock(&g.mutex);
+  }
+  return n;
+}
+
+uint pool_active_threads() {
+  uint n = 0;
+  for (auto &g : groups) {
+    mysql_mutex_lock(&g.mutex);
+    n += g.active_count;
+    mysql_mutex_unlock(&g.mutex);
+  }
+  return n;
+}
+
+bool pool_add_connection(Channel_info *channel_info) {
+  if (channel_info->is_admin_connection())
+    return pool_admin_add_connection(channel_info);
+  auto *conn = new (std::nothrow) Pool_connection(channel_info);
+  if (conn == nullptr) {
+    channel_info->send_error_and_close_channel(ER_OUT_OF_RESOURCES, 0, false);
+    dec_connection_count();
+    return true;
+  }
+  Pool_group *g = &groups[next_group++ % groups.size()];
+  mysql_mutex_lock(&g->mutex);
+  link_connection(g, conn);
+  /* A worker authenticates it like any queued work. */
+  g->low_queue.push_back(conn);
+  if (g->active_count == 0) pool_wake_or_create_worker(g);
+  mysql_mutex_unlock(&g->mutex);
+  return false;
+}
+
+void pool_thd_wait_begin(THD *, int) {
+  Pool_worker *w = current_worker;
+  if (w == nullptr || w->in_wait) return;
+  w->in_wait = true;
+  Pool_group *g = w->group;
+  mysql_mutex_lock(&g->mutex);
+  g->active_count--;
+  if (g->active_count == 0 && (!g->queues_empty() || g->listener == nullptr))
+    pool_wake_or_create_worker(g);
+  mysql_mutex_unlock(&g->mutex);
+}
+
+void pool_thd_wait_end(THD *) {
+  Pool_worker *w = current_worker;
+  if (w == nullptr || !w->in_wait) return;
+  w->in_wait = false;
+  Pool_group *g = w->group;
+  mysql_mutex_lock(&g->mutex);
+  g->active_count++;
+  mysql_mutex_unlock(&g->mutex);
+}
+
+/* KILL of a connection: an idle one sits in epoll with no thread to see
+   the flag, so wake it by shutting its socket's read side; the worker that
+   picks it up finds the session killed and closes it. Called with the
+   target's LOCK_thd_data held, which also keeps the connection alive
+   (pool_connection_close clears the scheduler data under that lock). */
+void pool_post_kill_notification(THD *thd) {
+  auto *conn = static_cast<Pool_connection *>(thd_get_scheduler_data(thd));
+  if (conn == nullptr || thd == current_thd || conn->fd < 0) return;
+  shutdown(conn->fd, SHUT_RD);
+}
+
+bool pool_start() {
+#ifdef HAVE_PSI_INTERFACE
+  mysql_mutex_register("strata_pool", mutexes, 1);
+  mysql_cond_register("strata_pool", conds, 1);
+#endif
+  shutting_down = false;
+  groups = std::vector<Pool_group>(pool_size);
+  for (uint i = 0; i < pool_size; i++) {
+    Pool_group *g = &groups[i];
+    g->index = i;
+    mysql_mutex_init(key_group_mutex, &g->mutex, MY_MUTEX_INIT_FAST);
+    g->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    g->shutdown_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;
+    if (g->epoll_fd < 0 || g->shutdown_fd < 0 ||
+        epoll_ctl(g->epoll_fd, EPOLL_CTL_ADD, g->shutdown_fd, &ev) != 0) {
+      LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_pool: cannot create the epoll set of thread "
+                      "group %u (errno %d)",
+                      i, errno);
+      return true;
+    }
+  }
+  for (auto &g : groups) {
+    mysql_mutex_lock(&g.mutex);
+    const bool ok = create_worker(&g);
+    mysql_mutex_unlock(&g.mutex);
+    if (!ok) return true;
+  }
+  return pool_timer_start();
+}
+
+void pool_stop() {
+  shutting_down = true;
+  pool_timer_stop();
+  for (auto &g : groups) {
+    if (g.shutdown_fd >= 0) {
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t rc = write(g.shutdown_fd, &one, sizeof one);
+    }
+    mysql_mutex_lock(&g.mutex);
+    for (Pool_worker *w : g.idle_workers) mysql_cond_signal(&w->cond);
+    mysql_mutex_unlock(&g.mutex);
+  }
+  /* Connections are closed before the server unloads its plugins, so the
+     workers only have to notice the flag. */
+  while (total_threads.load() > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  pool_admin_wait_all_gone();
+  /* A worker leaves the plugin's code just after it counts itself out. */
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (auto &g : groups) {
+    while (g.connections != nullptr) {
+      Pool_connection *conn = g.connections;
+      unlink_connection(&g, conn);
+      delete conn;
+    }
+    if (g.epoll_fd >= 0) close(g.epoll_fd);
+    if (g.shutdown_fd >= 0) close(g.shutdown_fd);
+    mysql_mutex_destroy(&g.mutex);
+  }
+  groups.clear();
+}
