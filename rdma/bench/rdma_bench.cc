@@ -34,8 +34,8 @@
 // TransportOptions default); latency always measures both settings.
 //
 // Not a test: numbers depend on the machine and its load.
+#include <dirent.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,11 +92,35 @@ TransportOptions BenchOptions(const Args& a, bool low_latency_reads, uint32_t io
 
 bool StreamLowLatencyReads(const Args& a) { return a.stream_low_latency_reads.value_or(TransportOptions{}.low_latency_reads); }
 
-double CpuSeconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+// CPU time of every thread of a process, in ns resolution (schedstat): a
+// cost that CPU contention from other processes distorts far less than the
+// elapsed time. pid 0: this process.
+double CpuSeconds(pid_t pid = 0) {
+  const std::string dir = "/proc/" + (pid == 0 ? std::string("self") : std::to_string(pid)) + "/task";
+  double total = 0;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      if (FILE* f = std::fopen((dir + "/" + e->d_name + "/schedstat").c_str(), "r")) {
+        unsigned long long ns = 0;
+        if (std::fscanf(f, "%llu", &ns) == 1) total += ns / 1e9;
+        std::fclose(f);
+      }
+    }
+    ::closedir(d);
+  }
+  return total;
 }
+pid_t g_server_pid = 0;
+
+// Client and server CPU spent between construction and Add().
+struct CpuMeter {
+  double client0 = CpuSeconds(), server0 = CpuSeconds(g_server_pid);
+  void AddTo(double* client, double* server) const {
+    *client += CpuSeconds() - client0;
+    *server += CpuSeconds(g_server_pid) - server0;
+  }
+};
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -242,7 +266,7 @@ struct VariantResult {
   std::vector<double> round_p50;  // per round
   std::vector<double> all;        // every sample
   std::vector<double> ratio;      // per round: p50 / raw p50
-  double cpu_seconds = 0;
+  double cpu_seconds = 0, server_cpu_seconds = 0;
   uint64_t round_trips = 0;
 };
 
@@ -251,7 +275,7 @@ void MeasureLatency(const Args& a, uint16_t raw_port, const std::string& echo, c
   std::printf("\nping-pong: %d rounds x %d round trips per variant (+%d warm-up per connection), variants rotate per round\n",
               a.rounds, a.pingpong, a.warmup);
   std::printf("%7s | %-10s | %9s | %9s | %7s | %-15s | %-12s | %s\n", "size", "variant", "p50 us", "p99 us", "p50 x",
-              "x min..max", "rounds<=1.15", "client cpu us/rt");
+              "x min..max", "rounds<=1.15", "cpu us/rt client / server");
   for (uint32_t size : a.sizes) {
     RawClient raw(raw_port, RawMode::kEcho, size), raw_epoll(raw_port, RawMode::kEchoEpoll, size),
         raw_crc(raw_port, RawMode::kEchoCrc, size);
@@ -277,9 +301,9 @@ void MeasureLatency(const Args& a, uint16_t raw_port, const std::string& echo, c
         const int v = (r + k) % kVariants;
         std::vector<double> samples;
         samples.reserve(a.pingpong);
-        const double cpu0 = CpuSeconds();
+        const CpuMeter cpu;
         run(v, a.pingpong, &samples);
-        res[v].cpu_seconds += CpuSeconds() - cpu0;
+        cpu.AddTo(&res[v].cpu_seconds, &res[v].server_cpu_seconds);
         res[v].round_trips += samples.size();
         p50[v] = Median(samples);
         res[v].round_p50.push_back(p50[v]);
@@ -293,9 +317,10 @@ void MeasureLatency(const Args& a, uint16_t raw_port, const std::string& echo, c
       char range[32];
       std::snprintf(range, sizeof range, "%.2f..%.2f", *std::min_element(x.ratio.begin(), x.ratio.end()),
                     *std::max_element(x.ratio.begin(), x.ratio.end()));
-      std::printf("%7u | %-10s | %9.1f | %9.1f | %7.3f | %-15s | %5ld of %-3d | %.1f\n", size, kVariantNames[v],
+      const double rts = static_cast<double>(x.round_trips);
+      std::printf("%7u | %-10s | %9.1f | %9.1f | %7.3f | %-15s | %5ld of %-3d | %6.1f / %6.1f\n", size, kVariantNames[v],
                   Median(x.round_p50), Quantile(x.all, 0.99), Median(x.ratio), range, static_cast<long>(within), a.rounds,
-                  x.cpu_seconds * 1e6 / static_cast<double>(x.round_trips));
+                  x.cpu_seconds * 1e6 / rts, x.server_cpu_seconds * 1e6 / rts);
     }
     std::fflush(stdout);
   }
@@ -308,22 +333,27 @@ void MeasureStreaming(const Args& a, uint16_t raw_port, const std::string& sink,
               "strata low_latency_reads %s\n",
               a.rounds, a.stream_mb, static_cast<unsigned long long>(a.stream_min_msgs),
               StreamLowLatencyReads(a) ? "on" : "off");
-  std::printf("%7s | %8s | %-33s | %-19s | %-17s\n", "size", "msgs", "median msg/s raw / strata / +kMore",
-              "x strata / +kMore", "rounds>=1.0 s / k");
+  std::printf("%7s | %8s | %-33s | %-19s | %-17s | %s\n", "size", "msgs", "median msg/s raw / strata / +kMore",
+              "x strata / +kMore", "rounds>=1.0 s / k", "cpu us/msg sender+receiver raw / strata / +kMore");
   for (uint32_t size : a.sizes) {
     const uint64_t count = std::max<uint64_t>(a.stream_mb * 1024 * 1024 / size, a.stream_min_msgs);
     RawClient raw(raw_port, RawMode::kSink, size, count);
     OurStreamer ours(t, sink, size, 1), batched(t, sink, size, 32);
+    double cpu_client[3] = {}, cpu_server[3] = {};
     auto run = [&](int v) {
+      const CpuMeter cpu;
       const auto t0 = Clock::now();
       if (v == 0) {
         if (!raw.StreamBatch()) std::exit(1);
       } else {
         (v == 1 ? ours : batched).Round(count);
       }
-      return static_cast<double>(count) / std::chrono::duration<double>(Clock::now() - t0).count();
+      const double rate = static_cast<double>(count) / std::chrono::duration<double>(Clock::now() - t0).count();
+      cpu.AddTo(&cpu_client[v], &cpu_server[v]);
+      return rate;
     };
     for (int v = 0; v < 3; ++v) run(v);  // warm-up (socket buffers grow)
+    for (int v = 0; v < 3; ++v) cpu_client[v] = cpu_server[v] = 0;
     std::vector<double> rate[3], ratio[3];
     for (int r = 0; r < a.rounds; ++r) {
       double x[3];
@@ -337,9 +367,12 @@ void MeasureStreaming(const Args& a, uint16_t raw_port, const std::string& sink,
     auto at_least_one = [](const std::vector<double>& q) {
       return static_cast<long>(std::count_if(q.begin(), q.end(), [](double y) { return y >= 1.0; }));
     };
-    std::printf("%7u | %8llu | %9.0f / %9.0f / %9.0f | %7.2f / %7.2f     | %3ld / %3ld of %d\n", size,
-                static_cast<unsigned long long>(count), Median(rate[0]), Median(rate[1]), Median(rate[2]),
-                Median(ratio[1]), Median(ratio[2]), at_least_one(ratio[1]), at_least_one(ratio[2]), a.rounds);
+    const double msgs = static_cast<double>(count) * a.rounds / 1e6;
+    std::printf("%7u | %8llu | %9.0f / %9.0f / %9.0f | %7.2f / %7.2f     | %3ld / %3ld of %-3d  | %.2f+%.2f / %.2f+%.2f / %.2f+%.2f\n",
+                size, static_cast<unsigned long long>(count), Median(rate[0]), Median(rate[1]), Median(rate[2]),
+                Median(ratio[1]), Median(ratio[2]), at_least_one(ratio[1]), at_least_one(ratio[2]), a.rounds,
+                cpu_client[0] / msgs, cpu_server[0] / msgs, cpu_client[1] / msgs, cpu_server[1] / msgs,
+                cpu_client[2] / msgs, cpu_server[2] / msgs);
     std::fflush(stdout);
   }
 }
@@ -401,6 +434,7 @@ int main(int argc, char** argv) {
   if (::pipe(pipe_fds) != 0) return 1;
   const pid_t child = ::fork();  // before any thread exists in this process
   if (child == 0) ServeForever(raw_fd, pipe_fds[1], a);
+  g_server_pid = child;
   ::close(raw_fd);
   ServerPorts ports;
   if (::read(pipe_fds[0], &ports, sizeof ports) != sizeof ports) return 1;  // a pipe, not a socket

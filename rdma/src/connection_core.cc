@@ -142,17 +142,28 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
         if (done) done(Status::Ok());
         return Status::Ok();
       }
-      // Partial write: the arena is empty, so the frame fits; park the rest.
+      // Partial write: the arena is empty, so the frame fits; reserve its
+      // slot. A large payload stays in the caller's memory while this Send
+      // pushes the rest out itself (a blocking socket's behaviour: copying
+      // 64 KiB and handing over to the I/O thread costs more); a small one,
+      // or one whose caller cannot wait, is copied and left to the pump.
       const auto offset = send_alloc_.Allocate(total);
       assert(offset.has_value());
+      const bool finish_here = wait.count() > 0 && payload.size() >= kDirectWaitMinBytes;
       f.region = send_arena_.get() + *offset;
       std::memcpy(f.region, header, wire::kHeaderSize);
-      std::memcpy(f.region + wire::kHeaderSize, payload.data(), payload.size());
+      if (finish_here) {
+        f.external = payload.data();
+      } else {
+        std::memcpy(f.region + wire::kHeaderSize, payload.data(), payload.size());
+      }
       f.written = static_cast<uint32_t>(*wrote);
       f.done = std::move(done);
+      const uint32_t sequence = f.sequence;
       msgs_.push_back(std::move(f));
       admitted_ = 1;
       PumpLocked();
+      if (finish_here) FinishExternalFrameLocked(lock, sequence, deadline);
       RunCompletions(lock);
       return Status::Ok();
     }
@@ -162,9 +173,14 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
     // queued frame holds a credit (the queue drains by itself) and the
     // caller allows a wait; once per Send.
     if (!bulk && !more && !waited_for_socket && wait.count() > 0 && payload.size() >= kDirectWaitMinBytes &&
-        SupportsDirectSend() && WriteBlockedLocked() && admitted_ == msgs_.size() && send_credits_ > 0) {
+        SupportsDirectSend() && OnlyLinkBlocksLocked() && send_credits_ > 0) {
       waited_for_socket = true;
-      space_cv_.wait_until(lock, deadline, [&] { return state_ != State::kOpen || (msgs_.empty() && ctrl_.empty()); });
+      BeginLinkWaitLocked();
+      while (state_ == State::kOpen && !(msgs_.empty() && ctrl_.empty()) && OnlyLinkBlocksLocked() &&
+             Clock::now() < deadline) {
+        WaitForLinkLocked(lock, deadline);
+      }
+      EndLinkWaitLocked();
       continue;
     }
     if (!msgs_.full()) {
@@ -193,8 +209,36 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
       return Busy("send buffer full: " + std::to_string(msgs_.size()) + " messages queued, " +
                   std::to_string(send_credits_) + " credits; the receiver is not keeping up");
     }
-    space_cv_.wait_until(lock, deadline);
+    if (admitted_ > 0 && OnlyLinkBlocksLocked()) {
+      BeginLinkWaitLocked();
+      WaitForLinkLocked(lock, deadline);
+      EndLinkWaitLocked();
+    } else {
+      space_cv_.wait_until(lock, deadline);  // for credits: the I/O thread signals
+    }
   }
+}
+
+void ConnectionCore::FinishExternalFrameLocked(std::unique_lock<std::mutex>& lock, uint32_t sequence,
+                                               Clock::time_point deadline) {
+  auto queued = [&] { return !msgs_.empty() && msgs_.front().sequence == sequence && msgs_.front().external != nullptr; };
+  BeginLinkWaitLocked();
+  while (queued()) {
+    if (Clock::now() >= deadline) {
+      // Out of time: the payload moves into the slot reserved for it and
+      // the I/O thread finishes the frame after we return.
+      OutFrame& f = msgs_.front();
+      std::memcpy(f.region + wire::kHeaderSize, f.external, f.size - wire::kHeaderSize);
+      f.external = nullptr;
+      break;
+    }
+    if (WriteBlockedLocked()) {
+      WaitForLinkLocked(lock, deadline);
+    } else {
+      PumpLocked();
+    }
+  }
+  EndLinkWaitLocked();
 }
 
 void ConnectionCore::AdmitLocked() {

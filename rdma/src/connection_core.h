@@ -59,6 +59,10 @@ struct OutFrame {
   uint32_t aux = 0;          // BULK: ring offset
   uint32_t written = 0;      // bytes already handed to the backend (TCP)
   bool sealed = false;       // header stamped with credits + checksum
+  // TCP direct send that filled the socket: the payload is still read from
+  // the caller's memory (valid while that Send waits for it to leave);
+  // `region` holds the header and reserves room for a copy if it gives up.
+  const std::byte* external = nullptr;
   // CONTROL: header inline, payload owned (handshake/reason only; rare).
   std::array<std::byte, wire::kHeaderSize> ctrl_header{};
   std::vector<std::byte> ctrl_payload;
@@ -67,7 +71,7 @@ struct OutFrame {
   std::byte* header() { return kind == Kind::kControl ? ctrl_header.data() : region; }
   std::span<const std::byte> payload() const {
     if (kind == Kind::kControl) return ctrl_payload;
-    return {region + wire::kHeaderSize, size - wire::kHeaderSize};
+    return {external != nullptr ? external : region + wire::kHeaderSize, size - wire::kHeaderSize};
   }
 };
 
@@ -139,6 +143,18 @@ class ConnectionCore : public Connection,
   virtual Result<size_t> DirectSendLocked(std::span<const std::byte> /*header*/, std::span<const std::byte> /*payload*/) {
     return size_t{0};
   }
+  // A Send that must wait while every queued frame holds a credit (only the
+  // link is slow): wait until `until` or until the link may take more, and
+  // push what is queued. TCP: the sending thread polls the socket itself and
+  // writes, as on a blocking socket (no hand-off to the I/O thread and back).
+  // Default: wait for the I/O thread to make progress. May unlock `lock`.
+  virtual void WaitForLinkLocked(std::unique_lock<std::mutex>& lock, Clock::time_point until) {
+    space_cv_.wait_until(lock, until);
+  }
+  // Bracket a Send's run of WaitForLinkLocked calls (TCP: the I/O thread
+  // is not woken for write space meanwhile; the sender pushes the bytes).
+  virtual void BeginLinkWaitLocked() {}
+  virtual void EndLinkWaitLocked() {}
 
   // Helpers for backends (mu_ held).
   void SealLocked(OutFrame& f);        // stamps credits + checksum into the header
@@ -148,6 +164,7 @@ class ConnectionCore : public Connection,
   void FailLocked(Status why);
   void QueueControlLocked(wire::FrameType type, std::span<const std::byte> payload = {});
   void NoteSentLocked() { last_sent_ = ctx_->Now(); }
+  ConnectionStats& StatsLocked() { return stats_; }
   // After failure: true when we closed on purpose (CLOSE sent), so the link
   // may wait for the peer's end-of-stream instead of resetting.
   bool ClosedGracefullyLocked() const { return state_ == State::kClosed && close_status_.ok(); }
@@ -171,11 +188,18 @@ class ConnectionCore : public Connection,
 
   // Runs queued completions outside the lock. Call after unlocking.
   void RunCompletions(std::unique_lock<std::mutex>& lock);
+  // Signalled when send space, credits or state change.
+  std::condition_variable space_cv_;
 
  private:
   Status Enqueue(std::span<const std::byte> payload, bool bulk, SendCallback done, std::chrono::milliseconds wait,
                  bool more);
   void AdmitLocked();
+  // The link is the only thing a Send waits for: every queued frame holds a credit.
+  bool OnlyLinkBlocksLocked() const { return WriteBlockedLocked() && admitted_ == msgs_.size(); }
+  // Waits (bounded by deadline) until the caller-memory frame `sequence` has
+  // left; past the deadline copies its payload into its reserved arena slot.
+  void FinishExternalFrameLocked(std::unique_lock<std::mutex>& lock, uint32_t sequence, Clock::time_point deadline);
   void HandleHandshakeFrame(const FrameHeader& h, std::span<const std::byte> payload);
   void BecomeOpenLocked(const PeerParams& peer);
   void ReturnCreditsLocked(uint32_t credits, uint32_t bulk_freed);
@@ -187,7 +211,6 @@ class ConnectionCore : public Connection,
   ConnectionHandlers handlers_;
   AcceptHandler on_accept_;
   std::function<void(const Status&)> on_established_;
-  std::condition_variable space_cv_;
   Status close_status_;
   Status refuse_status_;
   std::atomic<bool> dead_{false};

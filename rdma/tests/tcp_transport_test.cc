@@ -1,6 +1,8 @@
 // TCP backend over loopback: ordering, sizes, bulk, many connections,
 // backpressure, completions, leases and clean shutdown.
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <thread>
 
@@ -195,6 +197,111 @@ TEST(TcpTransport, LowLatencyReadsDoNotStarveTheListener) {
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   std::printf("second connect took %lld ms\n",
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+}
+
+// A large Send that finds the socket full keeps reading the caller's buffer
+// while it pushes the bytes out itself; when its wait runs out first it
+// must copy what is left before returning, since the caller may reuse the
+// buffer at once. The server's I/O thread is held in a handler so nothing
+// is read and the sockets fill up; the client scribbles over its buffer
+// after every Send, then the server is let go and checks every message.
+TEST(TcpTransport, LargeSendOutOfTimeOnAFullSocketCopiesItsPayload) {
+  LogCapture log;
+  TransportOptions server_options = TestOptions(&log);
+  server_options.receive_credits = 4096;  // the socket, not credits, fills
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool open_gate = false;
+  std::atomic<uint32_t> next{0}, bad{0};
+  Signal done;
+  auto server_t = MakeTransport(server_options);
+  auto l = server_t->Listen("tcp://127.0.0.1:0", [&](const std::shared_ptr<Connection>&) {
+    ConnectionHandlers h;
+    h.on_message = [&](Connection&, const Message& m) {
+      {
+        std::unique_lock lock(gate_mu);
+        gate_cv.wait(lock, [&] { return open_gate; });
+      }
+      const uint32_t i = next.load();
+      uint32_t got = ~0u;
+      if (m.payload().size() == 64 * 1024) std::memcpy(&got, m.payload().data(), 4);
+      if (got != i || m.payload()[1000] != static_cast<std::byte>(i & 0xff) || m.payload().back() != static_cast<std::byte>(i & 0xff)) ++bad;
+      done.Notify([&] { next.store(i + 1); });
+    };
+    return h;
+  });
+  ASSERT_TRUE(l.ok());
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect("tcp://127.0.0.1:" + std::to_string(l.value()->endpoint().port), ConnectionHandlers{});
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  std::vector<std::byte> buf(64 * 1024);
+  uint32_t accepted = 0, left_queued = 0;
+  Status last;
+  for (uint32_t i = 0; i < 2000; ++i) {
+    std::memcpy(buf.data(), &i, 4);
+    std::memset(buf.data() + 4, static_cast<int>(i & 0xff), buf.size() - 4);
+    last = conn.value()->Send(buf, {}, 30ms);
+    std::memset(buf.data(), 0xEE, buf.size());  // the caller reuses its buffer
+    if (!last.ok()) break;
+    ++accepted;
+    if (conn.value()->stats().queued_messages > 0) ++left_queued;
+  }
+  EXPECT_EQ(last.code(), StatusCode::kBusy) << last.ToString();
+  // Some Sends ran out of time with their frame still queued: those copied.
+  EXPECT_GT(left_queued, 0u);
+  {
+    std::lock_guard lock(gate_mu);
+    open_gate = true;
+  }
+  gate_cv.notify_all();
+  EXPECT_TRUE(done.WaitUntil([&] { return next.load() == accepted; }, 30s)) << next.load() << " of " << accepted;
+  EXPECT_EQ(bad.load(), 0u);
+  conn.value()->Close();
+  client_t.reset();
+  l.value().reset();
+  server_t.reset();
+}
+
+// low_latency_reads is adaptive: a request/response connection keeps its
+// blocking reads (they hit), while one whose messages come rarely backs off
+// after a miss instead of holding its thread in recv() after each message.
+TEST(TcpTransport, LowLatencyReadsBackOffWhenThePeerIsQuiet) {
+  LogCapture log;
+  TransportOptions o = TestOptions(&log);
+  o.low_latency_reads = true;
+  o.keepalive_interval = 10s;  // no PINGs: only our messages wake the server
+  o.keepalive_timeout = 20s;
+  Server server(o, /*echo=*/true);
+  Client client;
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), client.Handlers());
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.conns_.size() == 1; }));
+  const auto payload = Pattern(64, 1);
+  // Ping-pong: the next request follows each reply at once.
+  constexpr size_t kPings = 200;
+  for (size_t i = 0; i < kPings; ++i) {
+    ASSERT_TRUE(conn.value()->Send(payload, {}, 1s).ok());
+    ASSERT_TRUE(client.signal.WaitUntil([&] { return client.received.size() == i + 1; }));
+  }
+  const ConnectionStats busy = server.conns_[0]->stats();
+  EXPECT_GE(busy.blocking_reads - busy.blocking_read_misses, kPings / 2) << busy.blocking_reads << " reads, "
+                                                                          << busy.blocking_read_misses << " misses";
+  // Quiet: a message every 60 ms (a blocking read times out within ~20 ms).
+  constexpr size_t kSparse = 12;
+  for (size_t i = 0; i < kSparse; ++i) {
+    std::this_thread::sleep_for(60ms);
+    ASSERT_TRUE(conn.value()->Send(payload, {}, 1s).ok());
+    ASSERT_TRUE(client.signal.WaitUntil([&] { return client.received.size() == kPings + i + 1; }));
+  }
+  const ConnectionStats quiet = server.conns_[0]->stats();
+  const uint64_t tries = quiet.blocking_reads - busy.blocking_reads;
+  const uint64_t misses = quiet.blocking_read_misses - busy.blocking_read_misses;
+  // Without the back-off every message would be followed by a try (12);
+  // with it: tries after messages 1, 3, 6 and 11.
+  EXPECT_GE(misses, 1u);
+  EXPECT_LE(tries, 6u) << tries << " blocking reads for " << kSparse << " sparse messages";
+  conn.value()->Close();
 }
 
 TEST(TcpTransport, BulkMessagesKeepOrderWithSmallOnes) {

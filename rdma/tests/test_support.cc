@@ -66,7 +66,8 @@ TransportOptions TestOptions(LogCapture* log, uint64_t seed) {
   o.max_message_size = 64 * 1024;
   o.bulk_ring_size = 4 * 1024 * 1024;
   if (log != nullptr) o.log = log->Sink();
-  // ctest runs the TCP suites a second time with this set (rdma.LowLatencyReads.*).
+  // ctest runs the TCP suites a second time with this set to 0, i.e. with
+  // plain epoll reads (rdma.EpollReads.TcpSuites); the default is on.
   if (const char* v = std::getenv("STRATA_RDMA_TEST_LOW_LATENCY_READS")) o.low_latency_reads = std::string(v) == "1";
   return o;
 }

@@ -2,6 +2,7 @@
 #include "tcp/tcp_connection.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -17,6 +18,9 @@ namespace strata::rdma {
 namespace {
 constexpr int kMaxIov = 64;
 constexpr uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP;
+// Most input-handling rounds a connection skips blocking reads for after
+// repeated misses (see read_backoff_).
+constexpr uint32_t kMaxReadBackoff = 64;
 }  // namespace
 
 TcpConnection::TcpConnection(std::shared_ptr<TransportContext> ctx, Role role, std::string peer, int fd, TcpShard* shard)
@@ -50,9 +54,33 @@ PeerParams TcpConnection::LocalParamsLocked() {
 }
 
 void TcpConnection::SetWantWriteLocked(bool want) {
-  if (want == want_write_ || fd_ < 0) return;
   want_write_ = want;
-  if (Status s = shard_->loop().Rewatch(fd_, kReadEvents | (want ? uint32_t{EPOLLOUT} : 0u), this); !s.ok()) FailLocked(s);
+  const bool arm = want && link_waiters_ == 0;
+  if (arm == epollout_armed_ || fd_ < 0) return;
+  epollout_armed_ = arm;
+  if (Status s = shard_->loop().Rewatch(fd_, kReadEvents | (arm ? uint32_t{EPOLLOUT} : 0u), this); !s.ok()) FailLocked(s);
+}
+
+void TcpConnection::EndLinkWaitLocked() {
+  --link_waiters_;
+  if (state_ != State::kClosed) SetWantWriteLocked(want_write_);  // the I/O thread takes over if still blocked
+}
+
+void TcpConnection::WaitForLinkLocked(std::unique_lock<std::mutex>& lock, Clock::time_point until) {
+  if (fd_ < 0 || state_ == State::kClosed) return;
+  // Poll in slices so a connection torn down meanwhile (its fd closed and
+  // perhaps reused) costs at most one slice; every write happens under mu_
+  // after re-checking the state, so a spurious wake-up is harmless.
+  constexpr auto kSlice = std::chrono::milliseconds(5);
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
+  pollfd p{fd_, POLLOUT, 0};
+  lock.unlock();
+  ::poll(&p, 1, static_cast<int>(std::clamp(left, std::chrono::milliseconds(0), kSlice).count()));
+  lock.lock();
+  if (fd_ < 0 || state_ == State::kClosed) return;
+  on_writable_ = true;
+  PumpLocked();
+  on_writable_ = false;
 }
 
 Result<size_t> TcpConnection::DirectSendLocked(std::span<const std::byte> header, std::span<const std::byte> payload) {
@@ -86,11 +114,18 @@ void TcpConnection::PumpLocked() {
     };
     // Wire order: a half-written frame first, then control frames, then
     // admitted messages. Control frames never split a message.
+    // A frame from written on: header and payload may live apart (external).
+    auto add_frame = [&](const OutFrame& f) {
+      if (f.external == nullptr) {
+        add(f.region + f.written, f.size - f.written);
+        return;
+      }
+      if (f.written < wire::kHeaderSize) add(f.region + f.written, wire::kHeaderSize - f.written);
+      const size_t pdone = f.written > wire::kHeaderSize ? f.written - wire::kHeaderSize : 0;
+      add(f.external + pdone, f.size - wire::kHeaderSize - pdone);
+    };
     const bool partial_msg = admitted_ > 0 && msgs_.front().written > 0;
-    if (partial_msg) {
-      OutFrame& f = msgs_.front();
-      add(f.region + f.written, f.size - f.written);
-    }
+    if (partial_msg) add_frame(msgs_.front());
     size_t ctrl_count = 0;
     for (size_t i = 0; i < ctrl_.size() && n + 2 <= kMaxIov; ++i, ++ctrl_count) {
       OutFrame& f = ctrl_[i];
@@ -102,7 +137,7 @@ void TcpConnection::PumpLocked() {
     }
     size_t msg_count = partial_msg ? 1 : 0;
     if (ctrl_count == ctrl_.size()) {
-      for (size_t i = msg_count; i < admitted_ && n < kMaxIov; ++i, ++msg_count) add(msgs_[i].region, msgs_[i].size);
+      for (size_t i = msg_count; i < admitted_ && n + 2 <= kMaxIov; ++i, ++msg_count) add_frame(msgs_[i]);
     }
     if (n == 0) {
       SetWantWriteLocked(false);
@@ -229,20 +264,35 @@ size_t TcpConnection::PrepareReadSpace() {
 
 bool TcpConnection::BlockingRead() {
   if (!blocking_reads_ || dead() || draining_) return false;
+  if (reads_to_skip_ > 0) {
+    --reads_to_skip_;
+    return false;
+  }
   {
     std::lock_guard lock(mu_);
-    // Waiting for write space is epoll's job (EPOLLOUT); so is a closing link.
+    // Waiting for write space is epoll's job (EPOLLOUT) or a sender's; a
+    // closing link is epoll's too.
     if (want_write_ || fd_ < 0 || state_ == State::kClosed) return false;
+    ++StatsLocked().blocking_reads;
   }
   const size_t space = PrepareReadSpace();
-  const ssize_t n = ::recv(fd_, rbuf_.get() + rend_, space, 0);  // blocks up to SO_RCVTIMEO (1 ms)
+  // Blocks up to SO_RCVTIMEO: 1 ms asked, but the kernel rounds it up to
+  // whole scheduler ticks (10 ms on a HZ=100 kernel such as ours).
+  const ssize_t n = ::recv(fd_, rbuf_.get() + rend_, space, 0);
   if (n > 0) {
+    read_backoff_ = 0;
     rend_ += static_cast<size_t>(n);
     ProcessInput();
     if (static_cast<size_t>(n) == space && !dead()) OnReadable();  // more may be waiting
     return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;  // nothing within 1 ms
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {  // nothing came in time
+    read_backoff_ = std::min(std::max<uint32_t>(1, 2 * read_backoff_), kMaxReadBackoff);
+    reads_to_skip_ = read_backoff_;
+    std::lock_guard lock(mu_);
+    ++StatsLocked().blocking_read_misses;
+    return false;
+  }
   OnReadable();  // EOF or an error: the non-blocking path reports it (both are sticky)
   return true;
 }

@@ -50,6 +50,9 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   bool SupportsDirectSend() const override { return true; }
   bool WriteBlockedLocked() const override { return want_write_; }
   Result<size_t> DirectSendLocked(std::span<const std::byte> header, std::span<const std::byte> payload) override;
+  void WaitForLinkLocked(std::unique_lock<std::mutex>& lock, Clock::time_point until) override;
+  void BeginLinkWaitLocked() override { ++link_waiters_; }
+  void EndLinkWaitLocked() override;
 
  private:
   void OnReadable();
@@ -63,7 +66,17 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   int fd_;
   TcpShard* shard_;
   bool blocking_reads_ = false;
-  bool want_write_ = false;   // EPOLLOUT armed: the socket was full (mu_)
+  // Adaptive low_latency_reads (I/O thread): after a blocking read that
+  // timed out, skip the next read_backoff_ chances to block (doubling up to
+  // kMaxReadBackoff per further miss; a hit resets it), so a connection that
+  // is not in a request/response rhythm rarely holds its thread in recv().
+  uint32_t read_backoff_ = 0;
+  uint32_t reads_to_skip_ = 0;
+  bool want_write_ = false;   // the socket was full at the last write (mu_)
+  bool epollout_armed_ = false;  // EPOLLOUT registered (mu_)
+  // Senders waiting for write space on the socket themselves (mu_); while
+  // there are any, EPOLLOUT stays off so the I/O thread is not woken too.
+  int link_waiters_ = 0;
   bool on_writable_ = false;  // PumpLocked called for EPOLLOUT (mu_)
   bool finalize_posted_ = false;
   // Graceful close: CLOSE sent and SHUT_WR done; we read (and drop) until the

@@ -61,6 +61,10 @@ struct ConnectionStats {
   uint32_t queued_messages = 0; // accepted by Send* but not yet on the wire
   uint64_t queued_bytes = 0;    // bytes of send buffer those occupy
   uint64_t busy_rejections = 0; // Send* calls that returned kBusy
+  // TCP low_latency_reads: blocking reads tried, and those that timed out
+  // (each miss backs the connection off from trying; see TransportOptions).
+  uint64_t blocking_reads = 0;
+  uint64_t blocking_read_misses = 0;
 };
 
 class Connection {

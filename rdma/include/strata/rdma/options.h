@@ -57,14 +57,21 @@ struct TransportOptions {
   // channel (adaptive: the spin restarts after each event). 0 = never spin.
   std::chrono::microseconds busy_poll{0};
   // TCP: an I/O thread that serves exactly one socket, after handling input,
-  // waits for that socket's next bytes in a blocking recv() (up to 1 ms)
-  // before going back to epoll_wait. A reply that arrives within the 1 ms
-  // then costs one syscall instead of epoll_wait + recv (the ping-pong case;
-  // on our VMs epoll alone costs ~20% of a loopback round trip). Price:
-  // while it waits, tasks posted to the thread and write-readiness are
-  // noticed up to 1 ms late (other fds on the thread, e.g. a listener, are
-  // polled at least every 1 ms). Loops with several sockets never block so.
-  bool low_latency_reads = false;
+  // waits for that socket's next bytes in a blocking recv() before going
+  // back to epoll_wait. A reply that arrives meanwhile costs one syscall and
+  // one wake-up instead of epoll_wait + recv (the request/response case; on
+  // our VMs epoll alone costs ~20% of a small loopback round trip). The wait
+  // is SO_RCVTIMEO = 1 ms, which the kernel rounds up to whole scheduler
+  // ticks (10 ms at HZ=100). Adaptive: a read that times out makes the
+  // connection skip the next 1, 2, 4 ... 64 chances to block (a hit resets
+  // it), so one that is not in a request/response rhythm rarely blocks.
+  // Price, while a read blocks: tasks posted to the thread (connection
+  // set-up and teardown) and write readiness wait for it to return (other
+  // fds on the thread, e.g. a listener, are still polled every 1 ms while
+  // reads keep succeeding). Large sends never wait for it: a Send that
+  // finds the socket full pushes its bytes itself. Loops with several
+  // sockets never block so. On by default (measurements: bench/results-*).
+  bool low_latency_reads = true;
 
   // --- Time ---
   // The clock behind every protocol timer: keepalive (PING after
