@@ -53,6 +53,14 @@ class ClusterCliTest(unittest.TestCase):
         self.assertEqual(query.returncode, 0, query.stderr)
         self.assertRegex(query.stdout.strip(), r"^9\.7\.2-strata")
 
+        # The fork's default configuration schedules connections with our pool.
+        pool = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e",
+                              "SELECT @@global.thread_handling, PLUGIN_LIBRARY FROM information_schema.PLUGINS "
+                              "WHERE PLUGIN_NAME = 'thread_pool' AND PLUGIN_STATUS = 'ACTIVE'"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(pool.returncode, 0, pool.stderr)
+        self.assertEqual(pool.stdout.split(), ["pool-of-threads", "strata_pool.so"])
+
         status = cli(self.dir, "status")
         self.assertEqual(status.returncode, 0, status.stdout + status.stderr)
         self.assertRegex(status.stdout, r"mysqld\s+up")
