@@ -4,10 +4,9 @@
    by default). Each group owns an epoll set that its idle connections wait
    in, one listener role (the worker currently blocked in epoll_wait), a high
    and a low priority queue of connections with a command ready, and its
-   workers. A group aims at one running worker; it admits up to
-   1 + thread_pool_oversubscribe running workers, and more only when the timer
-   finds it stalled or when its running workers block in a server wait
-   (thd_wait_begin). See docs/thread_pool.md. */
+   workers. A group runs up to 1 + thread_pool_oversubscribe commands at
+   once, and more only when the timer finds it stalled or when its running
+   workers block in a server wait (thd_wait_begin). See docs/thread_pool.md. */
 
 #ifndef STRATA_POOL_POOL_H
 #define STRATA_POOL_POOL_H

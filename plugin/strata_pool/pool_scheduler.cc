@@ -11,6 +11,8 @@
       one command to the next without handing anything to another thread;
    3. a non-blocking look at the epoll set;
    and otherwise the worker sleeps until woken or thread_pool_idle_timeout.
+   While commands are queued and the group runs fewer than it may, an idle
+   worker is woken to help.
 
    Running workers are counted; when the last one of a group blocks in a
    server wait (row lock, FLUSH TABLES WITH READ LOCK, sleep, disk),
@@ -178,6 +180,16 @@ void handle(Pool_connection *conn) {
 
 void *worker_main(void *arg);
 
+/* Queued work while the group runs fewer commands than it may: put an idle
+   worker (or a new one, while the group is small) on it now rather than
+   leave it to the running ones. Keeps the CPUs busy when sessions are few
+   and the machine is shared with their clients. Needs group->mutex. */
+void add_helper_if_useful(Pool_group *g) {
+  if (g->queues_empty() || g->active_count >= 1 + pool_oversubscribe) return;
+  if (!g->idle_workers.empty() || g->thread_count <= 1 + pool_oversubscribe)
+    pool_wake_or_create_worker(g);
+}
+
 bool create_worker(Pool_group *g) {
   if (total_threads.load() >= pool_max_threads) return false;
   auto *w = new (std::nothrow) Pool_worker;
@@ -235,7 +247,10 @@ Pool_connection *listen(Pool_worker *w) {
     if (run_first_here) return dequeue(g);
     /* The queue had work already: someone is on it, unless every worker
        is blocked or asleep. */
-    if (g->active_count == 0) pool_wake_or_create_worker(g);
+    if (g->active_count == 0)
+      pool_wake_or_create_worker(g);
+    else
+      add_helper_if_useful(g);
     mysql_mutex_unlock(&g->mutex);
   }
 }
@@ -289,6 +304,7 @@ Pool_connection *next_connection(Pool_worker *w) {
       if (!shutting_down && g->thread_count > 1) break;
     }
   }
+  if (conn != nullptr) add_helper_if_useful(g);
   mysql_mutex_unlock(&g->mutex);
   return conn;
 }
