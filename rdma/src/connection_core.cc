@@ -162,8 +162,14 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
       const uint32_t sequence = f.sequence;
       msgs_.push_back(std::move(f));
       admitted_ = 1;
-      PumpLocked();
-      if (finish_here) FinishExternalFrameLocked(lock, sequence, deadline);
+      if (finish_here) {
+        BeginLinkWaitLocked();
+        NoteLinkFullLocked();  // it just took less than the frame: skip a write that would only say EAGAIN
+        FinishExternalFrameLocked(lock, sequence, deadline);
+        EndLinkWaitLocked();
+      } else {
+        PumpLocked();
+      }
       RunCompletions(lock);
       return Status::Ok();
     }
@@ -222,7 +228,6 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
 void ConnectionCore::FinishExternalFrameLocked(std::unique_lock<std::mutex>& lock, uint32_t sequence,
                                                Clock::time_point deadline) {
   auto queued = [&] { return !msgs_.empty() && msgs_.front().sequence == sequence && msgs_.front().external != nullptr; };
-  BeginLinkWaitLocked();
   while (queued()) {
     if (Clock::now() >= deadline) {
       // Out of time: the payload moves into the slot reserved for it and
@@ -238,7 +243,6 @@ void ConnectionCore::FinishExternalFrameLocked(std::unique_lock<std::mutex>& loc
       PumpLocked();
     }
   }
-  EndLinkWaitLocked();
 }
 
 void ConnectionCore::AdmitLocked() {

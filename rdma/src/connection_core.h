@@ -155,6 +155,8 @@ class ConnectionCore : public Connection,
   // is not woken for write space meanwhile; the sender pushes the bytes).
   virtual void BeginLinkWaitLocked() {}
   virtual void EndLinkWaitLocked() {}
+  // A direct write just took less than it was given: the link is full.
+  virtual void NoteLinkFullLocked() {}
 
   // Helpers for backends (mu_ held).
   void SealLocked(OutFrame& f);        // stamps credits + checksum into the header
@@ -199,6 +201,7 @@ class ConnectionCore : public Connection,
   bool OnlyLinkBlocksLocked() const { return WriteBlockedLocked() && admitted_ == msgs_.size(); }
   // Waits (bounded by deadline) until the caller-memory frame `sequence` has
   // left; past the deadline copies its payload into its reserved arena slot.
+  // Called between BeginLinkWaitLocked and EndLinkWaitLocked.
   void FinishExternalFrameLocked(std::unique_lock<std::mutex>& lock, uint32_t sequence, Clock::time_point deadline);
   void HandleHandshakeFrame(const FrameHeader& h, std::span<const std::byte> payload);
   void BecomeOpenLocked(const PeerParams& peer);

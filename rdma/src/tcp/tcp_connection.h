@@ -53,6 +53,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   void WaitForLinkLocked(std::unique_lock<std::mutex>& lock, Clock::time_point until) override;
   void BeginLinkWaitLocked() override { ++link_waiters_; }
   void EndLinkWaitLocked() override;
+  void NoteLinkFullLocked() override { SetWantWriteLocked(true); }
 
  private:
   void OnReadable();
