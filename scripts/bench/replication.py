@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Strong sync vs upstream semisync vs async replication, in one run (issue 8, benchmark b).
+
+    python3 scripts/bench/replication.py --time 30 --report docs/benchmarks/strong-sync-DATE.md
+
+Starts a source and one replica of the fork on loopback (ports --port and
+--port + 1, default 15000/15001; homes under --dir), GTID auto-position,
+sync_binlog=1 and innodb_flush_log_at_trx_commit=1 on both, binary log on
+both. Both load all four plugins (semisync_source/replica and
+strata_sync_source/replica) and each mode enables one pair only:
+
+    async     no plugin enabled
+    semisync  rpl_semi_sync_source AFTER_SYNC, timeout 10^9 ms (never falls back)
+    strong    strata_sync_source, policy block, N = 1
+
+A mode switch restarts the replica's receiver so it connects with that mode's
+handshake and waits until the source sees it. Before every point the replica
+applies everything it has (so no backlog of one point is charged to the next).
+Every (workload, threads) point runs each mode once per round; rounds
+alternate the mode order (async, semisync, strong, then reversed), so a
+drift of the shared machine does not favour one mode. The report has every
+measurement, the mean per mode and the ratio to async, the load average
+before each point, and the strong-sync waits per transaction.
+
+Ctrl-C stops the servers it started. Needs sysbench and the fork built
+(scripts/build-server fork).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_tools import paths  # noqa: E402
+from strata_tools.mysqld import MysqldInstance  # noqa: E402
+
+MODES = ("async", "semisync", "strong")
+COMMON = {
+    "gtid-mode": "ON", "enforce-gtid-consistency": "ON", "log-bin": "binlog",
+    "sync_binlog": "1", "innodb_flush_log_at_trx_commit": "1",
+    "innodb_buffer_pool_size": str(1 << 30), "innodb_redo_log_capacity": str(1 << 30),
+    "max_connections": "1000", "max_prepared_stmt_count": "200000",
+    "table_open_cache": "4000",
+}
+SOURCE = dict(COMMON, **{"server-id": "1",
+                         "plugin-load-add": "semisync_source.so;strata_sync_source.so"})
+REPLICA = dict(COMMON, **{"server-id": "2", "relay-log": "relay-bin", "skip-replica-start": None,
+                          "plugin-load-add": "semisync_replica.so;strata_sync_replica.so"})
+
+
+def say(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def status(inst: MysqldInstance, name: str) -> str:
+    out = inst.sql(f"SHOW GLOBAL STATUS LIKE '{name}'").split("\t")
+    return out[1].strip() if len(out) > 1 else ""
+
+
+def wait_for(what: str, check, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str) -> None:
+    src.sql("SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL strata_sync_source_enabled = OFF")
+    rep.sql("STOP REPLICA IO_THREAD")
+    rep.sql("SET GLOBAL rpl_semi_sync_replica_enabled = %s; SET GLOBAL strata_sync_replica_enabled = %s"
+            % ("ON" if mode == "semisync" else "OFF", "ON" if mode == "strong" else "OFF"))
+    if mode == "semisync":
+        src.sql("SET GLOBAL rpl_semi_sync_source_wait_point = AFTER_SYNC; "
+                "SET GLOBAL rpl_semi_sync_source_timeout = 1000000000; "
+                "SET GLOBAL rpl_semi_sync_source_enabled = ON")
+    elif mode == "strong":
+        src.sql("SET GLOBAL strata_sync_source_policy = 'block'; SET GLOBAL strata_sync_source_replicas = 1; "
+                "SET GLOBAL strata_sync_source_enabled = ON")
+    rep.sql("START REPLICA IO_THREAD")
+    if mode == "semisync":
+        wait_for("the semisync replica", lambda: status(src, "Rpl_semi_sync_source_clients") == "1"
+                 and status(src, "Rpl_semi_sync_source_status") == "ON")
+    elif mode == "strong":
+        wait_for("the strong-sync replica",
+                 lambda: status(src, "Strata_sync_source_replicas_connected") == "1")
+    else:
+        wait_for("the receiver", lambda: "Yes" in rep.sql(
+            "SELECT SERVICE_STATE FROM performance_schema.replication_connection_status").replace("ON", "Yes"))
+
+
+def catch_up(src: MysqldInstance, rep: MysqldInstance) -> None:
+    gtids = src.sql("SELECT @@global.gtid_executed").strip().replace("\n", "").replace("\\n", "")
+    rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtids}', 1800)", timeout=1900)
+
+
+def sysbench(workload: str, port: int, args, threads: int, command: str) -> str:
+    argv = ["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
+            "--mysql-user=root", "--mysql-password=", "--mysql-db=sbtest", f"--tables={args.tables}",
+            f"--table-size={args.table_size}", f"--threads={threads}", f"--time={args.time}",
+            "--report-interval=0", "--percentile=95", "--rand-type=uniform", command]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"sysbench {workload} {command} failed: {out.stderr.strip()[-500:]}")
+    return out.stdout
+
+
+def parse(out: str) -> dict:
+    def grab(pattern):
+        m = re.search(pattern, out, re.M)
+        return float(m.group(1)) if m else None
+    return {"tps": grab(r"transactions:\s+\d+\s+\(\s*([\d.]+) per sec"),
+            "qps": grab(r"queries:\s+\d+\s+\(\s*([\d.]+) per sec"),
+            "p95_ms": grab(r"95th percentile:\s+([\d.]+)"),
+            "errors": grab(r"ignored errors:\s+(\d+)")}
+
+
+def counters(src: MysqldInstance) -> dict:
+    names = ["Strata_sync_source_waits", "Strata_sync_source_wait_time_us", "Strata_sync_source_acks",
+             "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_tx_waits",
+             "Rpl_semi_sync_source_tx_wait_time", "Com_commit"]
+    return {n: int(status(src, n) or 0) for n in names}
+
+
+def measure(src, rep, mode, workload, threads, args) -> dict:
+    set_mode(src, rep, mode)
+    catch_up(src, rep)
+    load = os.getloadavg()[0]
+    before = counters(src)
+    t0 = time.monotonic()
+    res = parse(sysbench(workload, src.port, args, threads, "run"))
+    after = counters(src)
+    res.update(mode=mode, workload=workload, threads=threads, load1=load,
+               seconds=round(time.monotonic() - t0, 1),
+               delta={k: after[k] - before[k] for k in after})
+    txns = (res["tps"] or 0) * args.time
+    d = res["delta"]
+    if mode == "strong" and txns:
+        res["waits_per_txn"] = d["Strata_sync_source_waits"] / txns
+        res["wait_us_per_wait"] = (d["Strata_sync_source_wait_time_us"] / d["Strata_sync_source_waits"]
+                                   if d["Strata_sync_source_waits"] else 0)
+    if mode == "semisync" and txns:
+        res["waits_per_txn"] = d["Rpl_semi_sync_source_tx_waits"] / txns
+        res["wait_us_per_wait"] = (d["Rpl_semi_sync_source_tx_wait_time"] / d["Rpl_semi_sync_source_tx_waits"]
+                                   if d["Rpl_semi_sync_source_tx_waits"] else 0)
+    say(f"{workload} {threads} thr {mode}: {res['tps']} tps, p95 {res['p95_ms']} ms, load {load:.2f}")
+    return res
+
+
+def report(results: list[dict], args, command: str, started: str, load_start) -> str:
+    lines = [f"Command: `{command}`", "",
+             f"Started {started} UTC; load average at start {load_start[0]:.2f} {load_start[1]:.2f} "
+             f"{load_start[2]:.2f}; {os.cpu_count()} CPUs; source and replica on this machine.", "",
+             "| workload | threads | async tps | semisync tps | strong tps | semisync/async | strong/async "
+             "| strong p95 ms | async p95 ms | strong waits/txn | strong µs/wait |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    points = []
+    for r in results:
+        if (r["workload"], r["threads"]) not in points:
+            points.append((r["workload"], r["threads"]))
+    for w, t in points:
+        by = {m: [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
+              for m in MODES}
+        mean = {m: sum(r["tps"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in MODES}
+        p95 = {m: sum(r["p95_ms"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in MODES}
+        strong = by["strong"]
+        wpt = sum(r.get("waits_per_txn", 0) for r in strong) / len(strong) if strong else 0
+        upw = sum(r.get("wait_us_per_wait", 0) for r in strong) / len(strong) if strong else 0
+        a = mean["async"] or 1
+        lines.append(f"| {w} | {t} | {mean['async']:.0f} | {mean['semisync']:.0f} | {mean['strong']:.0f} "
+                     f"| {mean['semisync'] / a:.2f} | {mean['strong'] / a:.2f} | {p95['strong']:.1f} "
+                     f"| {p95['async']:.1f} | {wpt:.2f} | {upw:.0f} |")
+    lines += ["", "Every measurement, in the order run (tps, p95 ms, load average before the point):", "",
+              "| # | workload | threads | mode | tps | p95 ms | load1 |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for i, r in enumerate(results, 1):
+        lines.append(f"| {i} | {r['workload']} | {r['threads']} | {r['mode']} | {r['tps']:.0f} "
+                     f"| {r['p95_ms']} | {r['load1']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--time", type=int, default=30, help="seconds per measurement (default 30)")
+    ap.add_argument("--threads", default="64,256")
+    ap.add_argument("--workloads", default="oltp_write_only,oltp_update_non_index")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds; even rounds reverse the mode order")
+    ap.add_argument("--tables", type=int, default=10)
+    ap.add_argument("--table-size", type=int, default=25000)
+    ap.add_argument("--port", type=int, default=15000, help="source port; the replica uses port + 1")
+    ap.add_argument("--dir", type=Path, default=paths.BUILD / "bench" / "replication")
+    ap.add_argument("--results", type=Path, help="also write every measurement as JSON lines here")
+    ap.add_argument("--report", type=Path, help="write the markdown tables here")
+    args = ap.parse_args()
+    if args.port < 15000:
+        ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
+
+    build = paths.server_build("fork")
+    src = MysqldInstance("source", build, args.dir / "source", args.port, SOURCE)
+    rep = MysqldInstance("replica", build, args.dir / "replica", args.port + 1, REPLICA)
+    command = "python3 scripts/bench/replication.py " + " ".join(sys.argv[1:])
+    started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    load_start = os.getloadavg()
+    results = []
+    try:
+        for inst in (src, rep):
+            say(f"starting {inst.name} on 127.0.0.1:{inst.port}")
+            inst.start(timeout=600)
+        if not rep.sql("SHOW REPLICA STATUS").strip():
+            rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={args.port}, "
+                    "SOURCE_USER='root', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
+        rep.sql("START REPLICA")
+        marker = args.dir / f"prepared-{args.tables}x{args.table_size}"
+        if not marker.exists():
+            say(f"preparing {args.tables} x {args.table_size} rows (replicated)")
+            src.sql("DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest")
+            sysbench("oltp_write_only", src.port, args, 4, "prepare")
+            catch_up(src, rep)
+            marker.write_text("ok\n")
+        for workload in args.workloads.split(","):
+            for threads in (int(t) for t in args.threads.split(",")):
+                for rnd in range(args.rounds):
+                    order = MODES if rnd % 2 == 0 else tuple(reversed(MODES))
+                    for mode in order:
+                        results.append(measure(src, rep, mode, workload, threads, args))
+                        if args.results:
+                            with open(args.results, "a") as f:
+                                f.write(json.dumps(results[-1]) + "\n")
+        set_mode(src, rep, "async")
+    finally:
+        for inst in (rep, src):
+            say(f"stopping {inst.name}: {inst.stop(grace_seconds=300)}")
+    text = report(results, args, command, started, load_start)
+    print(text)
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
