@@ -109,12 +109,18 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
   const uint32_t total = static_cast<uint32_t>(wire::kHeaderSize + payload.size());
   const auto deadline = Clock::now() + wait;
   bool waited_for_socket = false;
+  // kMore batches small frames into one write; a large payload is a write
+  // of its own anyway, so it ends the batch instead of being copied into it.
+  const bool large = !bulk && payload.size() >= kDirectWaitMinBytes && SupportsDirectSend();
+  if (large) more = false;
   std::unique_lock lock(mu_);
   for (;;) {
     if (state_ != State::kOpen) {
       if (state_ == State::kClosed) return Closed("connection is closed (" + close_status_.ToString() + ")");
       return Closed("connection is closing");
     }
+    // A batch held back by kMore goes first, then this one leaves directly.
+    if (large && !msgs_.empty() && admitted_ == msgs_.size() && !WriteBlockedLocked()) PumpLocked();
     // Fast path: nothing queued and a credit in hand: write from the
     // caller's memory without copying (TCP).
     if (!bulk && !more && SupportsDirectSend() && msgs_.empty() && ctrl_.empty() && send_credits_ > 0) {
