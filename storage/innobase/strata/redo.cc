@@ -714,6 +714,11 @@ void shutdown() {
   g_secret.assign(g_secret.size(), '\0');
 }
 
+std::vector<NodeHealth> node_rows() {
+  if (!enabled() || g_backend == nullptr) return {};
+  return g_backend->health().nodes;
+}
+
 /* SHOW STATUS LIKE 'Innodb_log_service%': an empty array unless enabled,
 so upstream results do not change. */
 namespace {

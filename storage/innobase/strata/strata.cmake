@@ -78,6 +78,7 @@ LIST(APPEND INNOBASE_SOURCES
   strata/backend_dir.cc
   strata/backend_logservice.cc
   strata/meta.cc
+  strata/pfs_nodes.cc
   strata/redo.cc
 )
 SET_SOURCE_FILES_PROPERTIES(strata/backend_logservice.cc PROPERTIES
