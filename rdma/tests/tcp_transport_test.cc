@@ -304,6 +304,30 @@ TEST(TcpTransport, LowLatencyReadsBackOffWhenThePeerIsQuiet) {
   conn.value()->Close();
 }
 
+// kMore holds small frames back to write them together; a large payload
+// in the middle of a batch flushes the batch ahead of itself and leaves
+// directly. Order and content must survive every mix.
+TEST(TcpTransport, MoreBatchesKeepOrderAroundLargeMessages) {
+  LogCapture log;
+  TransportOptions server_options = TestOptions(&log);
+  server_options.receive_credits = 1024;
+  Server server(server_options);
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), ConnectionHandlers{});
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  constexpr uint32_t kCount = 300;
+  auto size_of = [](uint32_t i) -> size_t { return i % 7 == 6 ? 64 * 1024 : 100 + i; };
+  for (uint32_t i = 0; i < kCount; ++i) {
+    auto payload = Pattern(size_of(i), i);
+    const SendFlags flags = i % 10 == 9 || i + 1 == kCount ? SendFlags::kNone : SendFlags::kMore;
+    const Status s = conn.value()->Send(payload, {}, 5s, flags);
+    ASSERT_TRUE(s.ok()) << i << ": " << s.ToString();
+  }
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == kCount; })) << server.count_;
+  std::lock_guard lock(server.signal_.mu());
+  for (uint32_t i = 0; i < kCount; ++i) EXPECT_EQ(server.received_[i], Pattern(size_of(i), i)) << "message " << i;
+}
+
 TEST(TcpTransport, BulkMessagesKeepOrderWithSmallOnes) {
   LogCapture log;
   Server server(TestOptions(&log));
