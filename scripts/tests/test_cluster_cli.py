@@ -2,8 +2,9 @@
 """End-to-end tests of scripts/strata-cluster against the built fork server.
 
 Tier 2 (needs .build/fork/build): up on a scratch cluster directory, the
-printed mysql command reaches the server, status reports it, a second up is a
-no-op, bad input is a one-line error, stop stops it.
+printed mysql command reaches the server, its redo lives in three log-service
+nodes, status reports them all, a second up is a no-op, bad input is a
+one-line error, stop stops them, a restart finds the committed data.
 """
 import os
 import re
@@ -61,9 +62,21 @@ class ClusterCliTest(unittest.TestCase):
         self.assertEqual(pool.returncode, 0, pool.stderr)
         self.assertEqual(pool.stdout.split(), ["pool-of-threads", "strata_pool.so"])
 
+        # The fork's InnoDB redo lives in the three log-service nodes, all up.
+        redo = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e",
+                              "SELECT variable_value FROM performance_schema.global_status WHERE variable_name "
+                              "IN ('Innodb_log_service_nodes_up', 'Innodb_log_service_status') ORDER BY variable_name; "
+                              "SELECT COUNT(*) FROM performance_schema.innodb_log_service_nodes WHERE state = 'UP'; "
+                              "CREATE DATABASE cli_test; CREATE TABLE cli_test.t (id INT PRIMARY KEY); "
+                              "INSERT INTO cli_test.t VALUES (42)"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(redo.returncode, 0, redo.stderr)
+        self.assertEqual(redo.stdout.split(), ["3", "OK", "3"])
+
         status = cli(self.dir, "status")
         self.assertEqual(status.returncode, 0, status.stdout + status.stderr)
         self.assertRegex(status.stdout, r"mysqld\s+up")
+        self.assertEqual(len(re.findall(r"^lognode[123]\s+up", status.stdout, re.M)), 3, status.stdout)
 
         again = cli(self.dir, "up", "--no-setup", "--no-build")
         self.assertEqual(again.returncode, 0, again.stderr)
@@ -72,16 +85,24 @@ class ClusterCliTest(unittest.TestCase):
         stop = cli(self.dir, "stop")
         self.assertEqual(stop.returncode, 0, stop.stderr)
         self.assertIn("mysqld: stopped", stop.stdout)
+        for node in (1, 2, 3):
+            self.assertIn(f"lognode{node}: stopped", stop.stdout)
+        # mysqld stops before the nodes that hold its redo.
+        self.assertLess(stop.stdout.index("mysqld:"), stop.stdout.index("lognode3:"))
         self.assertFalse(ports.answers(self.port))
 
         status = cli(self.dir, "status")
         self.assertEqual(status.returncode, 3)
         self.assertRegex(status.stdout, r"mysqld\s+down")
 
-        # Restart on the data directory the first up initialised.
+        # Restart on the data directory the first up initialised; its redo is
+        # read back from the nodes.
         up = cli(self.dir, "up", "--no-setup", "--no-build")
         self.assertEqual(up.returncode, 0, up.stderr)
         self.assertNotIn("initialising", up.stderr)
+        row = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e", "SELECT id FROM cli_test.t"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(row.stdout.strip(), "42", row.stderr)
         cli(self.dir, "stop")
 
     def test_port_in_use_is_a_one_line_error(self):
