@@ -62,6 +62,7 @@
 #include "mysqld_error.h"
 #include "plugin/strata_sync/strata_sync_position.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
+#include "sql/binlog.h"  // mysql_bin_log.get_binlog_end_pos()
 #include "sql/current_thd.h"
 #include "sql/mysqld.h"  // connection_events_loop_aborted
 #include "sql/protocol_classic.h"
@@ -180,6 +181,7 @@ class Source {
 
  public:
   void read_ack(NET *net, const char *file, my_off_t pos);
+  bool ack_may_wait(const char *file, my_off_t pos);
   /** Returns true if it read from the connection. */
   bool drain_acks(NET *net);
 
@@ -540,6 +542,24 @@ void Source::read_ack(NET *net, const char *file, my_off_t pos) {
     if (want <= got) return;
 }
 
+/* Dump thread, after a flagged event at (file, pos) (flushed): may it go on
+   sending instead of waiting for this event's ack? Yes if a later commit
+   group is registered (its flagged event follows, and the read after it
+   takes every earlier ack too) and the binary log already holds more than
+   this event (so the dump thread sends on at once rather than sleeping
+   until the next group is synced). Then the acks of consecutive groups
+   overlap their sending, as with an ack receiver thread, instead of one
+   round trip per group on the dump thread; acks that arrive meanwhile are
+   applied at the next packet (drain_acks). Comparing the end offset of the
+   active file with an offset in an older file only errs towards waiting,
+   or towards reading the ack one commit group later. */
+bool Source::ack_may_wait(const char *file, my_off_t pos) {
+  if (mysql_bin_log.get_binlog_end_pos() <= pos) return false;
+  const Pos p{basename_of(file), pos};
+  std::lock_guard<std::mutex> lk(m_mutex);
+  return m_ack_points.upper_bound(p) != m_ack_points.end();
+}
+
 /* Dump thread, before it builds a packet: apply the acks that already
    arrived without being waited for. The replica also acks heartbeats, and a
    heartbeat after skipped transactions (GTID auto-position) covers commits
@@ -751,6 +771,7 @@ int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
   NET *net = thd->get_protocol_classic()->get_net();
   // The replica must see a flagged event now, not when the buffer fills.
   if (net_flush(net)) return 0;  // the server ends the dump on net errors
+  if (g_source->ack_may_wait(tl_flagged_file, tl_flagged_pos)) return 0;
   g_source->read_ack(net, tl_flagged_file, tl_flagged_pos);
   thd->clear_error();
   return 0;
