@@ -69,6 +69,7 @@ struct Pool_group {
 
   uint thread_count = 0;
   uint active_count = 0;  // workers running, neither idle, listening nor waiting
+  uint waiting_count = 0;  // workers inside thd_wait_begin/end
   uint connection_count = 0;
   Pool_connection *connections = nullptr;
 
@@ -118,14 +119,16 @@ void pool_thd_wait_begin(THD *thd, int wait_type);
 void pool_thd_wait_end(THD *thd);
 void pool_post_kill_notification(THD *thd);
 /* Wake an idle worker of the group, or start one if allowed. Needs
-   group->mutex. Starting threads is throttled once a group has a few
-   (thd_wait_begin can fire thousands of times a second under lock
-   contention); the timer, already paced by the stall limit, is not. */
+   group->mutex. With nothing queued (a listener is wanted), starting
+   threads is throttled once a group has a few; with commands queued, or
+   from the timer (paced by itself), it is not. */
 void pool_wake_or_create_worker(Pool_group *group, bool from_timer = false);
 std::vector<Pool_group> &pool_groups();
 bool pool_shutting_down();
 uint pool_queued_connections();
 uint pool_active_threads();
+/* One line per group: threads, running, waiting, idle, queued, listener. */
+void pool_describe_groups(char *buf, size_t size);
 
 /* pool_connection.cc: a connection's THD across worker threads. */
 bool pool_connection_login(Pool_connection *conn);

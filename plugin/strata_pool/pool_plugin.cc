@@ -133,6 +133,14 @@ POOL_COUNTER(show_direct, pool_stats.direct_continues.load())
 POOL_COUNTER(show_wait_timeouts, pool_stats.wait_timeouts.load())
 #undef POOL_COUNTER
 
+/* SHOW_FUNC gives a buffer of SHOW_VAR_FUNC_BUFF_SIZE bytes. */
+int show_groups(MYSQL_THD, SHOW_VAR *var, char *buff) {
+  var->type = SHOW_CHAR;
+  var->value = buff;
+  pool_describe_groups(buff, SHOW_VAR_FUNC_BUFF_SIZE);
+  return 0;
+}
+
 #define POOL_STATUS(name, fn) \
   {name, reinterpret_cast<char *>(&fn), SHOW_FUNC, SHOW_SCOPE_GLOBAL}
 SHOW_VAR status_variables[] = {
@@ -147,6 +155,7 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_low_prio_dequeues", show_low_prio),
     POOL_STATUS("Threadpool_direct_continues", show_direct),
     POOL_STATUS("Threadpool_wait_timeouts", show_wait_timeouts),
+    POOL_STATUS("Threadpool_groups", show_groups),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 #undef POOL_STATUS
 

@@ -360,8 +360,12 @@ void pool_wake_or_create_worker(Pool_group *g, bool from_timer) {
     mysql_cond_signal(&w->cond);
     return;
   }
+  /* Queued commands are often those of transactions holding the locks the
+     blocked workers wait for: never make them wait for a thread start. */
   const ulonglong now = pool_now_us();
-  if (!from_timer && now - g->last_create_us < creation_interval_us(g)) return;
+  if (!from_timer && g->queues_empty() &&
+      now - g->last_create_us < creation_interval_us(g))
+    return;
   if (create_worker(g)) g->last_create_us = now;
 }
 
@@ -383,6 +387,25 @@ uint pool_active_threads() {
     mysql_mutex_unlock(&g.mutex);
   }
   return n;
+}
+
+void pool_describe_groups(char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (auto &g : groups) {
+    mysql_mutex_lock(&g.mutex);
+    const int n = snprintf(
+        buf + used, size - used,
+        "%sgroup %u: threads %u running %u waiting %u idle %zu queued %zu "
+        "connections %u listener %s%s",
+        used ? "; " : "", g.index, g.thread_count, g.active_count,
+        g.waiting_count, g.idle_workers.size(),
+        g.high_queue.size() + g.low_queue.size(), g.connection_count,
+        g.listener ? "yes" : "no", g.stalled ? " stalled" : "");
+    mysql_mutex_unlock(&g.mutex);
+    if (n < 0 || static_cast<size_t>(n) >= size - used) break;
+    used += n;
+  }
 }
 
 bool pool_add_connection(Channel_info *channel_info) {
@@ -411,7 +434,13 @@ void pool_thd_wait_begin(THD *, int) {
   Pool_group *g = w->group;
   mysql_mutex_lock(&g->mutex);
   g->active_count--;
-  if (g->active_count == 0 && (!g->queues_empty() || g->listener == nullptr))
+  g->waiting_count++;
+  /* Keep the group running as many commands as it may: the queued ones
+     may be what this wait waits for (the next statement of the transaction
+     holding the row lock, UNLOCK TABLES of the FTWRL session). */
+  if (!g->queues_empty() && g->active_count < 1 + pool_oversubscribe)
+    pool_wake_or_create_worker(g);
+  else if (g->active_count == 0 && g->listener == nullptr)
     pool_wake_or_create_worker(g);
   mysql_mutex_unlock(&g->mutex);
 }
@@ -423,6 +452,7 @@ void pool_thd_wait_end(THD *) {
   Pool_group *g = w->group;
   mysql_mutex_lock(&g->mutex);
   g->active_count++;
+  g->waiting_count--;
   mysql_mutex_unlock(&g->mutex);
 }
 
