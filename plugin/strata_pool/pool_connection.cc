@@ -9,6 +9,7 @@
 #include <mysql/thread_pool_priv.h>
 
 #include "mysql/psi/mysql_socket.h"
+#include "mysql/service_thd_wait.h"
 #include "plugin/strata_pool/pool.h"
 #include "sql/mysqld.h"  // connection_events_loop_aborted (inline)
 #include "sql/sql_class.h"
@@ -71,7 +72,13 @@ bool pool_connection_login(Pool_connection *conn) {
 #endif
   conn->fd = thd_get_fd(thd);
 
-  if (thd_prepare_connection(thd)) {
+  /* The handshake waits for the client (round trips, connect_timeout):
+     count it as a wait so that a burst of new connections does not hold
+     every worker of the group while commands queue. */
+  pool_thd_wait_begin(thd, THD_WAIT_NONE);  // no network wait type
+  const bool login_failed = thd_prepare_connection(thd);
+  pool_thd_wait_end(thd);
+  if (login_failed) {
     increment_aborted_connects();
     pool_connection_close(conn, false, 0);
     return false;
