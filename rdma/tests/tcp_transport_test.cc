@@ -419,6 +419,43 @@ TEST(TcpTransport, StalledReceiverBoundsSenderMemory) {
   ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == static_cast<size_t>(accepted) + 1; }));
 }
 
+// A large Send that finds no credit waits (within its `wait`) for the
+// receiver to return some instead of copying the payload into the send
+// buffer, then leaves directly; order and content survive.
+TEST(TcpTransport, LargeSendWaitsForCreditsInsteadOfCopying) {
+  LogCapture log;
+  auto server_opts = TestOptions(&log);
+  server_opts.receive_credits = 8;
+  Server server(server_opts);
+  server.retain_ = true;  // hold every message: no credit goes back
+  auto client_t = MakeTransport(TestOptions(&log, 43));
+  auto conn = client_t->Connect(server.address(), ConnectionHandlers{});
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  for (uint32_t i = 0; i < 8; ++i) ASSERT_TRUE(conn.value()->Send(Pattern(64 * 1024, i), {}, 1s).ok());
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == 8; }));
+  EXPECT_EQ(conn.value()->stats().send_credits, 0u);
+  // Give the credits back a little later, from another thread.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(150ms);
+    std::lock_guard lock(server.signal_.mu());
+    server.retain_ = false;
+    server.leases_.clear();
+  });
+  auto ninth = Pattern(64 * 1024, 8);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status s = conn.value()->Send(ninth, {}, 5s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  std::fill(ninth.begin(), ninth.end(), std::byte{0xEE});  // the caller reuses its buffer
+  releaser.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(took, 100ms) << "returned before any credit came back: the payload was copied, not sent";
+  EXPECT_LT(took, 4s);
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == 9; }));
+  std::lock_guard lock(server.signal_.mu());
+  ASSERT_EQ(server.received_.size(), 1u);  // the first eight were retained as leases
+  EXPECT_EQ(server.received_[0], Pattern(64 * 1024, 8));
+}
+
 TEST(TcpTransport, RetainedLeaseOutlivesHandler) {
   LogCapture log;
   Server server(TestOptions(&log));
