@@ -70,6 +70,7 @@ struct Pool_group {
   uint thread_count = 0;
   uint active_count = 0;  // workers running, neither idle, listening nor waiting
   uint waiting_count = 0;  // workers inside thd_wait_begin/end
+  uint sticky_count = 0;   // workers waiting for their connection's next command
   uint connection_count = 0;
   Pool_connection *connections = nullptr;
 
@@ -102,6 +103,7 @@ struct Pool_stats {
   std::atomic<ulonglong> high_prio_dequeues{0};
   std::atomic<ulonglong> low_prio_dequeues{0};
   std::atomic<ulonglong> direct_continues{0};
+  std::atomic<ulonglong> sticky_commands{0};
   std::atomic<ulonglong> wait_timeouts{0};
 };
 extern Pool_stats pool_stats;

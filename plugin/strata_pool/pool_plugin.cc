@@ -130,6 +130,7 @@ POOL_COUNTER(show_admin_threads, pool_stats.admin_threads.load())
 POOL_COUNTER(show_high_prio, pool_stats.high_prio_dequeues.load())
 POOL_COUNTER(show_low_prio, pool_stats.low_prio_dequeues.load())
 POOL_COUNTER(show_direct, pool_stats.direct_continues.load())
+POOL_COUNTER(show_sticky, pool_stats.sticky_commands.load())
 POOL_COUNTER(show_wait_timeouts, pool_stats.wait_timeouts.load())
 #undef POOL_COUNTER
 
@@ -154,6 +155,7 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_high_prio_dequeues", show_high_prio),
     POOL_STATUS("Threadpool_low_prio_dequeues", show_low_prio),
     POOL_STATUS("Threadpool_direct_continues", show_direct),
+    POOL_STATUS("Threadpool_sticky_commands", show_sticky),
     POOL_STATUS("Threadpool_wait_timeouts", show_wait_timeouts),
     POOL_STATUS("Threadpool_groups", show_groups),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};

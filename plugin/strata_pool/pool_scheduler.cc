@@ -12,7 +12,8 @@
    3. a non-blocking look at the epoll set;
    and otherwise the worker sleeps until woken or thread_pool_idle_timeout.
    While commands are queued and the group runs fewer than it may, an idle
-   worker is woken to help.
+   worker is woken to help. With the queue empty, a worker waits briefly for
+   the next command of the connection it just served (sticky connections).
 
    Running workers are counted; when the last one of a group blocks in a
    server wait (row lock, FLUSH TABLES WITH READ LOCK, sleep, disk),
@@ -21,6 +22,7 @@
    has not moved for thread_pool_stall_limit ms gets one more worker. */
 
 #include <errno.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -34,6 +36,7 @@
 #include <mysql/plugin.h>
 #include <mysql/thread_pool_priv.h>
 #include <mysqld_error.h>
+#include "mysql/service_thd_wait.h"
 
 #include "my_sys.h"
 #include "my_thread.h"
@@ -152,6 +155,38 @@ void arm(Pool_connection *conn) {
   forget_connection(conn);
 }
 
+/* Sticky connections. When nothing waits in the group's queue, a worker
+   that has just answered a command waits a little for the next command of
+   the same connection (poll on its socket) instead of handing it back to
+   epoll. At low concurrency the pool then costs what a thread per
+   connection costs: one wake-up per command, no epoll round trip, no
+   hand-off between threads. The wait counts as a server wait (the group may
+   run another worker meanwhile), lasts at most kStickyWaitMs, and at most
+   kMaxStickyPerGroup workers of a group do it: under load the queue is
+   rarely empty and the pool works as a pool. */
+constexpr int kStickyWaitMs = 5;
+constexpr uint kMaxStickyPerGroup = 16;
+
+bool wait_for_next_command(Pool_connection *conn) {
+  Pool_group *g = conn->group;
+  mysql_mutex_lock(&g->mutex);
+  const bool sticky =
+      g->queues_empty() && g->sticky_count < kMaxStickyPerGroup;
+  if (sticky) g->sticky_count++;
+  mysql_mutex_unlock(&g->mutex);
+  if (!sticky) return false;
+  pool_thd_wait_begin(conn->thd, THD_WAIT_NONE);
+  pollfd ready{conn->fd, POLLIN, 0};
+  const int rc = poll(&ready, 1, kStickyWaitMs);
+  pool_thd_wait_end(conn->thd);
+  mysql_mutex_lock(&g->mutex);
+  g->sticky_count--;
+  mysql_mutex_unlock(&g->mutex);
+  if (rc != 1) return false;
+  pool_stats.sticky_commands++;
+  return true;
+}
+
 void handle(Pool_connection *conn) {
   conn->deadline = 0;
   if (conn->thd == nullptr) {
@@ -169,11 +204,13 @@ void handle(Pool_connection *conn) {
     forget_connection(conn);
     return;
   }
-  if (!pool_connection_serve(conn)) {
-    pool_connection_close(conn, true, 0);
-    forget_connection(conn);
-    return;
-  }
+  do {
+    if (!pool_connection_serve(conn)) {
+      pool_connection_close(conn, true, 0);
+      forget_connection(conn);
+      return;
+    }
+  } while (wait_for_next_command(conn));
   pool_connection_detach(conn);
   arm(conn);
 }
@@ -396,10 +433,10 @@ void pool_describe_groups(char *buf, size_t size) {
     mysql_mutex_lock(&g.mutex);
     const int n = snprintf(
         buf + used, size - used,
-        "%sgroup %u: threads %u running %u waiting %u idle %zu queued %zu "
-        "connections %u listener %s%s",
+        "%sgroup %u: threads %u running %u waiting %u (sticky %u) idle %zu "
+        "queued %zu connections %u listener %s%s",
         used ? "; " : "", g.index, g.thread_count, g.active_count,
-        g.waiting_count, g.idle_workers.size(),
+        g.waiting_count, g.sticky_count, g.idle_workers.size(),
         g.high_queue.size() + g.low_queue.size(), g.connection_count,
         g.listener ? "yes" : "no", g.stalled ? " stalled" : "");
     mysql_mutex_unlock(&g.mutex);
