@@ -187,7 +187,9 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
     // Likewise when the receiver has not returned credits yet: it is the
     // bottleneck, and copying 64 KiB only takes CPU it needs (two vCPUs
     // here); the credits come back in batches (a quarter of the window).
-    if (large && !waited_for_credit && wait.count() > 0 && send_credits_ == 0 && admitted_ == msgs_.size()) {
+    // Never on the I/O thread: it is the one that would read the credits.
+    if (large && !waited_for_credit && wait.count() > 0 && send_credits_ == 0 && admitted_ == msgs_.size() &&
+        !OnIoThread()) {
       waited_for_credit = true;
       space_cv_.wait_until(lock, deadline, [&] { return state_ != State::kOpen || send_credits_ > 0; });
       continue;

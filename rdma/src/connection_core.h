@@ -157,6 +157,8 @@ class ConnectionCore : public Connection,
   virtual void EndLinkWaitLocked() {}
   // A direct write just took less than it was given: the link is full.
   virtual void NoteLinkFullLocked() {}
+  // True on the thread that reads this connection (a Send from a handler).
+  virtual bool OnIoThread() const { return false; }
 
   // Helpers for backends (mu_ held).
   void SealLocked(OutFrame& f);        // stamps credits + checksum into the header

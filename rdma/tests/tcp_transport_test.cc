@@ -456,6 +456,36 @@ TEST(TcpTransport, LargeSendWaitsForCreditsInsteadOfCopying) {
   EXPECT_EQ(server.received_[0], Pattern(64 * 1024, 8));
 }
 
+// ...but a handler (the I/O thread) never waits for credits: it is the
+// thread that would read them, so it would only stall for its whole wait.
+TEST(TcpTransport, LargeSendFromAHandlerDoesNotWaitForCredits) {
+  LogCapture log;
+  Server server(TestOptions(&log), /*echo=*/true);  // echoes with a 5 s wait
+  auto client_opts = TestOptions(&log, 43);
+  client_opts.receive_credits = 2;
+  Signal got;
+  std::vector<MessageLease> leases;  // under got.mu(): no credit goes back
+  ConnectionHandlers h;
+  h.on_message = [&](Connection&, const Message& m) {
+    auto lease = m.Retain();
+    got.Notify([&] { leases.push_back(std::move(lease)); });
+  };
+  auto client_t = MakeTransport(client_opts);
+  auto conn = client_t->Connect(server.address(), h);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(conn.value()->Send(Pattern(64 * 1024, i), {}, 1s).ok());
+  // The third echo finds no credit; its handler must return at once.
+  ASSERT_TRUE(server.signal_.WaitUntil([&] { return server.count_ == 3; }, 10s));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  {
+    std::lock_guard lock(got.mu());
+    EXPECT_EQ(leases.size(), 2u);
+    leases.clear();  // credits go back: the third echo follows
+  }
+  EXPECT_TRUE(got.WaitUntil([&] { return leases.size() == 1; }));
+}
+
 TEST(TcpTransport, RetainedLeaseOutlivesHandler) {
   LogCapture log;
   Server server(TestOptions(&log));

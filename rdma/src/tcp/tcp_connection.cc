@@ -63,6 +63,8 @@ void TcpConnection::SetWantWriteLocked(bool want) {
   if (Status s = shard_->loop().Rewatch(fd_, kReadEvents | (arm ? uint32_t{EPOLLOUT} : 0u), this); !s.ok()) FailLocked(s);
 }
 
+bool TcpConnection::OnIoThread() const { return shard_->loop().InLoopThread(); }
+
 void TcpConnection::EndLinkWaitLocked() {
   --link_waiters_;
   if (state_ != State::kClosed) SetWantWriteLocked(want_write_);  // the I/O thread takes over if still blocked

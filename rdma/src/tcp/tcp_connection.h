@@ -54,6 +54,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   void BeginLinkWaitLocked() override { ++link_waiters_; }
   void EndLinkWaitLocked() override;
   void NoteLinkFullLocked() override { SetWantWriteLocked(true); }
+  bool OnIoThread() const override;
 
  private:
   void OnReadable();
