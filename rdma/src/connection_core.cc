@@ -155,7 +155,10 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
       // or one whose caller cannot wait, is copied and left to the pump.
       const auto offset = send_alloc_.Allocate(total);
       assert(offset.has_value());
-      const bool finish_here = wait.count() > 0 && payload.size() >= kDirectWaitMinBytes;
+      // Not on the I/O thread (a handler's Send): waiting there for socket
+      // space would also stop it reading, and a peer doing the same would
+      // wait on us in turn.
+      const bool finish_here = wait.count() > 0 && payload.size() >= kDirectWaitMinBytes && !OnIoThread();
       f.region = send_arena_.get() + *offset;
       std::memcpy(f.region, header, wire::kHeaderSize);
       if (finish_here) {
@@ -195,7 +198,7 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
       continue;
     }
     if (!bulk && !more && !waited_for_socket && wait.count() > 0 && payload.size() >= kDirectWaitMinBytes &&
-        SupportsDirectSend() && OnlyLinkBlocksLocked() && send_credits_ > 0) {
+        SupportsDirectSend() && OnlyLinkBlocksLocked() && send_credits_ > 0 && !OnIoThread()) {
       waited_for_socket = true;
       BeginLinkWaitLocked();
       while (state_ == State::kOpen && !(msgs_.empty() && ctrl_.empty()) && OnlyLinkBlocksLocked() &&
