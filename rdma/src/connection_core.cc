@@ -186,17 +186,7 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
     // costs more than waiting, like a blocking socket, for the queue to
     // drain and then writing it from the caller's memory. Only when every
     // queued frame holds a credit (the queue drains by itself) and the
-    // caller allows a wait; once per Send.
-    // Likewise when the receiver has not returned credits yet: it is the
-    // bottleneck, and copying 64 KiB only takes CPU it needs (two vCPUs
-    // here); the credits come back in batches (a quarter of the window).
-    // Never on the I/O thread: it is the one that would read the credits.
-    if (large && !waited_for_credit && wait.count() > 0 && send_credits_ == 0 && admitted_ == msgs_.size() &&
-        !OnIoThread()) {
-      waited_for_credit = true;
-      space_cv_.wait_until(lock, deadline, [&] { return state_ != State::kOpen || send_credits_ > 0; });
-      continue;
-    }
+    // caller allows a wait; once per Send. Not on the I/O thread (see above).
     if (!bulk && !more && !waited_for_socket && wait.count() > 0 && payload.size() >= kDirectWaitMinBytes &&
         SupportsDirectSend() && OnlyLinkBlocksLocked() && send_credits_ > 0 && !OnIoThread()) {
       waited_for_socket = true;
@@ -206,6 +196,16 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
         WaitForLinkLocked(lock, deadline);
       }
       EndLinkWaitLocked();
+      continue;
+    }
+    // Likewise when the receiver has not returned credits yet: it is the
+    // bottleneck, and copying 64 KiB only takes CPU it needs (two vCPUs
+    // here); the credits come back in batches (a quarter of the window).
+    // Never on the I/O thread: it is the one that would read the credits.
+    if (large && !waited_for_credit && wait.count() > 0 && send_credits_ == 0 && admitted_ == msgs_.size() &&
+        !OnIoThread()) {
+      waited_for_credit = true;
+      space_cv_.wait_until(lock, deadline, [&] { return state_ != State::kOpen || send_credits_ > 0; });
       continue;
     }
     if (!msgs_.full()) {
