@@ -1,13 +1,15 @@
 // TcpConnection: ConnectionCore over a non-blocking TCP socket.
 //
 // Send side (any thread, under the core's mutex): a Send with nothing queued
-// and a credit in hand goes straight to sendmsg from the caller's memory;
-// otherwise frames wait in the core's queues and PumpLocked gathers them
-// (partial frame first, then control frames, then admitted messages) into
-// one sendmsg of up to kMaxIov iovecs. On EAGAIN it arms EPOLLOUT and the
-// I/O thread continues when the socket drains.
+// and a credit in hand goes straight to the socket from the caller's memory
+// (one send() up to 4 KiB, else a two-iovec sendmsg); otherwise frames wait
+// in the core's queues and PumpLocked gathers them (partial frame first,
+// then control frames, then admitted messages) into one sendmsg of up to
+// kMaxIov iovecs. On EAGAIN it arms EPOLLOUT and the I/O thread continues
+// when the socket drains, unless a sender waits for the socket itself
+// (WaitForLinkLocked: poll, then pump; EPOLLOUT stays off meanwhile).
 //
-// Receive side (I/O thread only): bytes are read into a buffer of two
+// Receive side (I/O thread only): bytes are read into a buffer of four
 // maximal frames; complete frames are validated and dispatched in place
 // (the view is valid until the handler returns). BULK frames are streamed
 // into the bulk ring at the offset the sender chose, as the NIC would do.
