@@ -172,15 +172,22 @@ bool wait_for_next_command(Pool_connection *conn) {
   mysql_mutex_lock(&g->mutex);
   const bool sticky =
       g->queues_empty() && g->sticky_count < kMaxStickyPerGroup;
-  if (sticky) g->sticky_count++;
+  if (sticky) {
+    /* As thd_wait_begin, under the one lock this path takes. */
+    g->sticky_count++;
+    g->active_count--;
+    g->waiting_count++;
+    if (g->active_count == 0 && g->listener == nullptr)
+      pool_wake_or_create_worker(g);
+  }
   mysql_mutex_unlock(&g->mutex);
   if (!sticky) return false;
-  pool_thd_wait_begin(conn->thd, THD_WAIT_NONE);
   pollfd ready{conn->fd, POLLIN, 0};
   const int rc = poll(&ready, 1, kStickyWaitMs);
-  pool_thd_wait_end(conn->thd);
   mysql_mutex_lock(&g->mutex);
   g->sticky_count--;
+  g->active_count++;
+  g->waiting_count--;
   mysql_mutex_unlock(&g->mutex);
   if (rc != 1) return false;
   pool_stats.sticky_commands++;
