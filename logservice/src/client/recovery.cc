@@ -108,10 +108,12 @@ ClientStatus LogClient::Impl::OpenCluster() {
     epoch = candidate;
     history = src.history;
     seal_lsn = stream_end = src.durable;
+    const bool cut_short = cfg.seal_at.has_value() && *cfg.seal_at <= seal_lsn;
+    if (cut_short) seal_lsn = stream_end = *cfg.seal_at;
     if (history.size() >= wire::kMaxHistory)
       return ClientStatus(Code::kFailed, "seal history is full (" + std::to_string(wire::kMaxHistory) + " writer takeovers)");
     history.push_back(repl::SealEntry{epoch, seal_lsn});
-    tail = repl::ChooseTail(ss, src.history, seal_lsn);
+    tail = cut_short ? repl::TailImage{} : repl::ChooseTail(ss, src.history, seal_lsn);
     tail.epoch = epoch;
     tail_version = tail.valid() ? 1 : 0;
   }

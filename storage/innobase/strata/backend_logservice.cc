@@ -12,10 +12,27 @@
 //                      in Append through max_inflight_bytes)
 //   wait_durable(lsn)  WaitDurable in slices of 5 s, logging each stalled
 //                      slice; stall_timeout (0 = forever) turns it fatal
-//   truncate(lsn)      only a no-op is possible (lsn at or past the stream
-//                      end); anything else is refused: see the design note,
-//                      section 12, "Trap for step 6"
+//   put_tail(B) below  the rewind after a crash (below): recovery ended inside
+//   the stream end     a complete block B, which InnoDB must write again
+//   truncate(lsn)      a no-op at or past the stream end (the rewind did the
+//                      cutting); anything else is refused
 //   release()          no client call exists yet: a no-op
+//
+// The rewind. A crash can leave the stored stream ending in complete blocks
+// that hold a torn mtr: an Append of more than 1 MiB went out in parts, or a
+// write's complete blocks reached the quorum and its tail did not. Recovery
+// then stops at recovered_lsn inside block B < stream_end, and InnoDB's first
+// write is PutTail(B, trimmed block), which the client only takes at the
+// stream end. So, in this order:
+//   1. the trimmed block B goes into the checkpoint record, after InnoDB's
+//      metadata ("pending tail"), durably on a write quorum;
+//   2. the writer reopens with seal_at = B: a new epoch, every node cuts at B;
+//   3. PutTail(B) as usual; once it is durable (truncate(), called by
+//      start_writer after wait_durable) the pending tail is dropped again.
+// A crash after 1 leaves the stream as it was: recovery stops at the same
+// LSN and the rewind runs again. A crash after 2 leaves the stream ending at
+// B with nothing there: read() then serves block B from the pending tail, so
+// recovery again reaches recovered_lsn and nothing before it is lost.
 //
 // Threads: LogClient is thread-safe; this class adds a mutex only around the
 // creation of the client.
@@ -94,13 +111,17 @@ class LogServiceBackend final : public Backend {
     if (!r.ok()) return from(r.status());
     out->lsn = r->lsn;
     out->epoch = r->epoch;
-    out->metadata = r->metadata;
+    split_pending(r->metadata, &out->metadata);
+    checkpoint_lsn_ = out->lsn;
+    metadata_ = out->metadata;
     return Status::Ok();
   }
 
   Status write_checkpoint(std::uint64_t lsn, std::string_view metadata) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "write_checkpoint before acquire_writer");
-    return from(writer_->WriteCheckpoint(lsn, metadata));
+    checkpoint_lsn_ = lsn;
+    metadata_ = std::string(metadata);
+    return from(writer_->WriteCheckpoint(lsn, with_pending(metadata_)));
   }
 
   Status append(std::uint64_t lsn, const void *blocks, std::size_t len) override {
@@ -118,6 +139,10 @@ class LogServiceBackend final : public Backend {
 
   Status put_tail(std::uint64_t block_lsn, const void *block, std::uint64_t data_end) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "put_tail before acquire_writer");
+    if (block_lsn < writer_->stream_end() ||
+        (block_lsn == writer_->stream_end() && data_end < writer_->sealed_end())) {
+      if (Status s = rewind(block_lsn, block, data_end); !s.ok()) return s;
+    }
     if (Status s = start_stream_at(block_lsn); !s.ok()) return s;
     return from(writer_->PutTail(
         block_lsn, std::string_view(static_cast<const char *>(block), kBlockSize), data_end));
@@ -157,7 +182,13 @@ class LogServiceBackend final : public Backend {
 
   Status truncate(std::uint64_t lsn) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "truncate before acquire_writer");
-    if (lsn >= writer_->stream_end()) return Status::Ok();
+    if (lsn >= writer_->stream_end()) {
+      if (pending_.empty()) return Status::Ok();
+      // The rewound tail is durable (start_writer waited for it): the copy
+      // in the checkpoint record has done its job.
+      pending_.clear();
+      return from(writer_->WriteCheckpoint(checkpoint_lsn_, metadata_));
+    }
     return Status(Code::kInvalid,
                   "recovery ended at LSN " + std::to_string(lsn) +
                       ", inside the stored block stream (which ends at " +
@@ -183,6 +214,12 @@ class LogServiceBackend final : public Backend {
       std::memcpy(out + done, r->data(), n);
       done += n;
     }
+    // A rewind cut the stream at the pending tail's block and died before
+    // that block was stored again: serve it from the checkpoint record.
+    if (!pending_.empty() && done < len && lsn + done == pending_lsn()) {
+      std::memcpy(out + done, pending_.data() + 16, kBlockSize);
+      done += kBlockSize;
+    }
     *got = done;
     return Status::Ok();
   }
@@ -201,6 +238,62 @@ class LogServiceBackend final : public Backend {
     c.max_inflight_bytes = cfg_.max_inflight_bytes;
     c.log = cfg_.log;
     return c;
+  }
+
+  // The pending tail travels after InnoDB's metadata in the checkpoint
+  // record: metadata, then [block lsn (8), data end (8), block (512)], then
+  // the 8-byte magic. InnoDB's own parser sees only what read_checkpoint
+  // returns, never the trailer.
+  static constexpr char kPendingMagic[] = "STRATAPT";
+  static constexpr std::size_t kPendingSize = 16 + kBlockSize;
+
+  std::string with_pending(const std::string &metadata) const {
+    return pending_.empty() ? metadata : metadata + pending_ + std::string(kPendingMagic, 8);
+  }
+  void split_pending(const std::string &record, std::string *metadata) {
+    const std::size_t trailer = kPendingSize + 8;
+    if (record.size() >= trailer &&
+        record.compare(record.size() - 8, 8, std::string(kPendingMagic, 8)) == 0) {
+      pending_ = record.substr(record.size() - trailer, kPendingSize);
+      *metadata = record.substr(0, record.size() - trailer);
+    } else {
+      pending_.clear();
+      *metadata = record;
+    }
+  }
+  static std::uint64_t get64(const char *p) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(p[i]);
+    return v;
+  }
+  static void put64(std::string *s, std::uint64_t v) {
+    for (int i = 7; i >= 0; --i) s->push_back(static_cast<char>(v >> (8 * i)));
+  }
+  std::uint64_t pending_lsn() const { return get64(pending_.data()); }
+
+  // Steps 1 and 2 of the rewind (top of the file).
+  Status rewind(std::uint64_t block_lsn, const void *block, std::uint64_t data_end) {
+    std::string p;
+    put64(&p, block_lsn);
+    put64(&p, data_end);
+    p.append(static_cast<const char *>(block), kBlockSize);
+    pending_ = p;
+    if (cfg_.log)
+      cfg_.log("rewind: recovery ended at LSN " + std::to_string(data_end) + ", inside the stored stream (end " +
+               std::to_string(writer_->stream_end()) + "); sealing the log service at " +
+               std::to_string(block_lsn) + " and rewriting that block");
+    if (Status s = from(writer_->WriteCheckpoint(checkpoint_lsn_, with_pending(metadata_))); !s.ok()) return s;
+    std::lock_guard<std::mutex> guard(mutex_);
+    writer_.reset();
+    ls::ClusterConfig c = config(ls::OpenMode::kWriter);
+    c.seal_at = block_lsn;
+    auto r = ls::LogClient::Open(c);
+    if (!r.ok()) return from(r.status());
+    writer_ = std::move(*r);
+    if (writer_->stream_end() != block_lsn)
+      return Status(Code::kIoError, "the log service sealed at " + std::to_string(writer_->stream_end()) +
+                                        ", not at " + std::to_string(block_lsn));
+    return Status::Ok();
   }
 
   // A fresh stream starts at LSN 0, InnoDB's at LOG_START_LSN (8 KiB): fill
@@ -241,6 +334,11 @@ class LogServiceBackend final : public Backend {
   std::mutex mutex_;
   std::unique_ptr<ls::LogClient> writer_;
   std::unique_ptr<ls::LogClient> reader_;
+  // The checkpoint record as InnoDB last read or wrote it, so a rewind can
+  // write it again with the pending tail after it.
+  std::uint64_t checkpoint_lsn_ = 0;
+  std::string metadata_;
+  std::string pending_;  // empty, or kPendingSize bytes (see with_pending)
   Status open_status_{Code::kUnavailable, "not connected"};
 };
 

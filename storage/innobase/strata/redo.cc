@@ -34,6 +34,7 @@
 
 #include "backend.h"
 #include "backend_logservice.h"
+#include "fault.h"
 #include "log0chkp.h"
 #include "log0consumer.h"
 #include "log0files_governor.h"
@@ -57,6 +58,7 @@ char *cfg_secret_file = nullptr;
 char *cfg_secret = nullptr;
 unsigned long long cfg_max_inflight = 64ULL << 20;
 uint cfg_stall_timeout = 0;
+unsigned long cfg_debug_fault = kFaultOff;
 
 bool g_enabled = false;
 
@@ -209,6 +211,17 @@ std::unique_ptr<Backend> make_backend() {
     }
   };
   return make_logservice_backend(std::move(cfg));
+}
+
+/* A crash point (fault.h): when armed, says where the redo stood and exits
+at once, like a kill -9 at this step. */
+void fault_point(Fault point, const char *name) {
+  if (__atomic_load_n(&cfg_debug_fault, __ATOMIC_RELAXED) != point) return;
+  ib::info(ER_IB_MSG_1258) << "STRATA_FAULT " << name
+                           << " shipped_lsn=" << g_shipped_lsn.load()
+                           << " durable_lsn=" << g_backend->durable_lsn();
+  fflush(stderr);
+  _exit(3);
 }
 
 /* Logs a backend error once, at the place it is handled. */
@@ -564,6 +577,7 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
   ut_a(size % OS_FILE_LOG_BLOCK_SIZE == 0);
   ut_a(end_lsn > start_lsn && end_lsn <= start_lsn + size);
   const lsn_t full_end = ut_uint64_align_down(end_lsn, OS_FILE_LOG_BLOCK_SIZE);
+  fault_point(kFaultBeforeAppend, "redo_before_append");
   if (full_end > start_lsn) {
     const Status s = g_backend->append(start_lsn, buf, full_end - start_lsn);
     if (!s.ok()) fatal("appending redo", s);
@@ -576,6 +590,7 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
   }
   g_shipped_bytes.fetch_add(size, std::memory_order_relaxed);
   g_shipped_lsn.store(end_lsn, std::memory_order_relaxed);
+  fault_point(kFaultAfterAppend, "redo_after_append");
   meb::redo_log_archive_produce(buf, size);
   return DB_SUCCESS;
 }
@@ -584,6 +599,7 @@ void wait_durable(log_t &, lsn_t lsn) {
   const auto start = std::chrono::steady_clock::now();
   const Status s = g_backend->wait_durable(lsn);
   if (!s.ok()) fatal("waiting for durable redo", s);
+  fault_point(kFaultDurableBeforeFlushed, "redo_durable_before_flushed_lsn");
   g_durable_waits.fetch_add(1, std::memory_order_relaxed);
   g_durable_wait_us.fetch_add(
       std::chrono::duration_cast<std::chrono::microseconds>(

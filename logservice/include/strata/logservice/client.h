@@ -103,6 +103,12 @@ struct ClusterConfig {
   std::chrono::milliseconds op_timeout{3000};      // one request to one node
   std::chrono::milliseconds reconnect_interval{200};
   std::uint64_t seed = 0;  // writer-id randomness; 0 = nondeterministic
+  // kWriter only: seal the log at min(durable end, seal_at), so every node
+  // cuts what lies after it, even bytes a quorum acknowledged, and there is no
+  // recovered tail. For a caller whose own recovery found the log unusable
+  // past that point and must write there again (InnoDB: a torn mtr inside
+  // the last complete blocks). Unset: the durable end, as always.
+  std::optional<Lsn> seal_at;
   std::function<void(Lsn durable)> on_durable;     // I/O thread; must not block
   std::function<void(std::string_view line)> log;  // "event=... key=value"; thread-safe
 };

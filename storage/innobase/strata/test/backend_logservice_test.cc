@@ -1,7 +1,8 @@
 // The log-service backend (backend_logservice.cc) against three real
 // logserviced processes (LocalCluster): the same contract the dir:// backend
 // meets (backend.h), plus what only a replicated volume has: survival of one
-// node loss, fencing by epoch, and the refused cut inside the block stream.
+// node loss, fencing by epoch, the refused cut inside the block stream, and
+// the rewind when recovery ends inside it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -87,6 +88,50 @@ TEST_F(LogServiceBackendTest, AppendTailDurableReadBackAfterReopen) {
   const Status s = b->truncate(base + kBlockSize);
   EXPECT_EQ(s.code(), Code::kInvalid);
   EXPECT_NE(s.message().find("cannot cut"), std::string::npos);
+}
+
+// A crash left complete blocks holding a torn mtr: recovery ends inside the
+// stored stream, and InnoDB's first write is the trimmed block there. The
+// backend seals the service at that block and writes it again; the
+// checkpoint metadata comes back unchanged; a later writer sees the new end.
+TEST_F(LogServiceBackendTest, RecoveryInsideCompleteBlocksRewinds) {
+  const std::uint64_t base = 8192;
+  {
+    auto b = backend();
+    WriterInfo w;
+    ASSERT_TRUE(b->acquire_writer(&w).ok());
+    ASSERT_TRUE(b->write_checkpoint(base + 12, "meta").ok());
+    const auto full = blocks(base, 4, 0xAB);
+    ASSERT_TRUE(b->append(base, full.data(), full.size()).ok());
+    ASSERT_TRUE(b->wait_durable(base + 4 * kBlockSize).ok());
+  }
+  const std::uint64_t block = base + kBlockSize, recovered = block + 100;
+  {
+    auto b = backend();
+    Checkpoint c;
+    ASSERT_TRUE(b->read_checkpoint(&c).ok());
+    EXPECT_EQ(c.metadata, "meta");
+    WriterInfo w;
+    ASSERT_TRUE(b->acquire_writer(&w).ok());
+    ASSERT_EQ(w.log_end, base + 4 * kBlockSize);
+    const auto trimmed = blocks(block, 1, 0xCD);
+    const Status s = b->put_tail(block, trimmed.data(), recovered);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(b->wait_durable(recovered).ok());
+    ASSERT_TRUE(b->truncate(block + kBlockSize).ok());
+    ASSERT_TRUE(b->read_checkpoint(&c).ok());
+    EXPECT_EQ(c.metadata, "meta");
+  }
+  auto b = backend();
+  WriterInfo w;
+  ASSERT_TRUE(b->acquire_writer(&w).ok());
+  EXPECT_EQ(w.log_end, recovered);
+  std::vector<unsigned char> buf(8 * kBlockSize);
+  std::size_t got = 0;
+  ASSERT_TRUE(b->read(base, buf.data(), buf.size(), &got).ok());
+  ASSERT_EQ(got, 2 * kBlockSize);
+  EXPECT_EQ(buf[100], 0xAB);
+  EXPECT_EQ(buf[kBlockSize + 100], 0xCD);
 }
 
 TEST_F(LogServiceBackendTest, OneNodeDownStillDurable) {
