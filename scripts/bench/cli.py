@@ -351,7 +351,10 @@ def base_meta(plan: Plan, name: str, argv: list[str], options: dict, args) -> di
         "overrides": {t.spec: list(t.overrides) for t in plan.targets},
         "scenarios": {sc.name: (sc.command_text(), sc.summary) for sc, _ in dict.fromkeys(plan.points)},
         "datasets": dataset_lines(plan, {}),
-        "notes": [],
+        "notes": [f"{p.scenario.name} at {p.threads} threads on {p.dataset.label} ran with plain statements "
+                  f"(--db-ps-mode=disable) on every target: sysbench 1.0.20 gives its threads a fixed 30 s to "
+                  f"start, too short to prepare {p.threads:,} x {p.dataset.tables} tables' statements here"
+                  for p in plan.unprepared_points()],
         "raw": "raw/ next to results.md",
     }
 

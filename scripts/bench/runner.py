@@ -336,7 +336,7 @@ class Runner:
         log = self.raw_dir / f"{step.index + 1:03d}-{p.dataset.slug}-{p.scenario.name}-{p.threads}-{step.target.slug}.txt"
         args = sb.run_args(p.scenario.script, p.scenario.option_dict(), sb.Connection("127.0.0.1", srv.port),
                            p.dataset.tables, p.dataset.rows, p.threads, self.plan.warmup, self.plan.seconds,
-                           self.plan.sysbench_extra)
+                           self.plan.sysbench_extra_for(p))
         result = PointResult(seq=step.index + 1, dataset=p.dataset.label, tables=p.dataset.tables,
                              rows=p.dataset.rows, scenario=p.scenario.name, threads=p.threads,
                              target=step.target.spec, status="failed",

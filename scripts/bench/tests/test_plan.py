@@ -128,12 +128,12 @@ class Order(unittest.TestCase):
 
 class ServerNeedsTest(unittest.TestCase):
     def test_prepared_statements_scale(self):
-        p = plan(points=(("rw-point", (512,)),), datasets=("250x100",))
+        p = plan(points=(("rw-point", (96,)),), datasets=("250x100",))
         needs = p.needs()
-        self.assertEqual(needs.prepared_stmts, 512 * (5 * 250 + 2))
+        self.assertEqual(needs.prepared_stmts, 96 * (5 * 250 + 2))
         opts = server_options(GiB, needs)
         self.assertGreaterEqual(int(opts["max_prepared_stmt_count"]), needs.prepared_stmts)
-        self.assertGreaterEqual(int(opts["max_connections"]), 512)
+        self.assertGreaterEqual(int(opts["max_connections"]), 96)
         self.assertIn("skip-log-bin", opts)
         self.assertIsNone(opts["skip-log-bin"])
         self.assertEqual(opts["innodb_flush_log_at_trx_commit"], "1")
@@ -143,13 +143,18 @@ class ServerNeedsTest(unittest.TestCase):
         self.assertEqual(prepared_stmt_limit(100), 16382)
         self.assertEqual(prepared_stmt_limit(10 ** 9), MAX_PREPARED_STMT_LIMIT)
 
-    def test_too_many_statements_is_one_line(self):
-        with self.assertRaises(PlanError) as e:
-            plan(points=(("rw-range", (4000,)),), datasets=("250x100",))
-        self.assertIn("--db-ps-mode=disable", str(e.exception))
-        self.assertNotIn("\n", str(e.exception))
+    def test_points_too_big_to_prepare_send_plain_statements(self):
+        p = plan(points=(("rw-range", (4000, 16)),), datasets=("250x100",))
+        big, small = [s.point for s in p.steps()][::2][:2]
+        self.assertEqual((big.threads, small.threads), (4000, 16))
+        self.assertIn("--db-ps-mode=disable", p.sysbench_extra_for(big))
+        self.assertNotIn("--db-ps-mode=disable", p.sysbench_extra_for(small))
+        self.assertEqual(p.unprepared_points(), [big])
+        self.assertEqual(p.needs().prepared_stmts, p._stmt_need(small.scenario, 16, small.dataset))
+        self.assertIn("plain statements", "\n".join(p.describe()))
         p = plan(points=(("rw-range", (4000,)),), datasets=("250x100",), extra=["--db-ps-mode=disable"])
         self.assertEqual(p.needs().prepared_stmts, 0)
+        self.assertEqual(p.unprepared_points(), [])
 
     def test_overrides_win(self):
         opts = server_options(GiB, ServerNeeds(16, 8, 0), {"innodb_flush_log_at_trx_commit": "2"})
