@@ -74,13 +74,18 @@ Status EventLoop::Watch(int fd, uint32_t events, IoHandler* handler) {
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return ErrnoStatus("epoll_ctl(ADD)", errno);
   if (handler != nullptr && handler->SupportsBlockingRead()) {
     std::lock_guard lock(watch_mu_);
-    blocking_[fd] = handler;
+    blocking_[fd] = Watched{handler, events};
     single_ = blocking_.size() == 1 ? handler : nullptr;
   }
   return Status::Ok();
 }
 
 Status EventLoop::Rewatch(int fd, uint32_t events, IoHandler* handler) {
+  std::lock_guard lock(watch_mu_);
+  if (auto it = blocking_.find(fd); it != blocking_.end()) {
+    it->second.events = events;
+    if (fd == parked_fd_) return Status::Ok();  // applied when it is put back
+  }
   epoll_event ev{};
   ev.events = events;
   ev.data.ptr = handler;
@@ -89,10 +94,49 @@ Status EventLoop::Rewatch(int fd, uint32_t events, IoHandler* handler) {
 }
 
 void EventLoop::Unwatch(int fd) {
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   std::lock_guard lock(watch_mu_);
+  if (fd == parked_fd_) {
+    parked_fd_ = -1;  // not in the epoll set
+  } else {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  }
   if (blocking_.erase(fd) == 0) return;
-  single_ = blocking_.size() == 1 ? blocking_.begin()->second : nullptr;
+  single_ = blocking_.size() == 1 ? blocking_.begin()->second.handler : nullptr;
+}
+
+void EventLoop::ParkForBlockingRead(int fd) {
+  IoHandler* lost = nullptr;
+  Status why;
+  {
+    std::lock_guard lock(watch_mu_);
+    if (fd == parked_fd_ || blocking_.find(fd) == blocking_.end()) return;
+    lost = UnparkLocked(&why);  // at most one fd is parked
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr) == 0) parked_fd_ = fd;
+  }
+  if (lost != nullptr) lost->OnWatchLost(why);
+}
+
+IoHandler* EventLoop::UnparkLocked(Status* why) {
+  if (parked_fd_ < 0) return nullptr;
+  const auto it = blocking_.find(parked_fd_);
+  parked_fd_ = -1;
+  if (it == blocking_.end()) return nullptr;
+  epoll_event ev{};
+  ev.events = it->second.events;
+  ev.data.ptr = it->second.handler;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, it->first, &ev) == 0) return nullptr;
+  *why = ErrnoStatus("epoll_ctl(ADD) after a blocking read", errno);
+  return it->second.handler;
+}
+
+void EventLoop::Unpark() {
+  IoHandler* lost = nullptr;
+  Status why;
+  {
+    std::lock_guard lock(watch_mu_);
+    lost = UnparkLocked(&why);
+  }
+  if (lost != nullptr) lost->OnWatchLost(why);
 }
 
 IoHandler* EventLoop::SingleHandler() {
@@ -152,6 +196,7 @@ void EventLoop::Run() {
       timeout_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(next_tick - now).count());
       if (timeout_ms < 0) timeout_ms = 0;
     }
+    if (timeout_ms != 0) Unpark();  // about to sleep: every fd must be watched again
     bool spun_work = false;
     if (timeout_ms == 0 && spin_) spun_work = spin_();
     const int n = ::epoll_wait(epoll_fd_, events, 64, timeout_ms);

@@ -38,6 +38,10 @@ class IoHandler {
   // on, so the loop counts them: only they make a loop "single".
   virtual bool SupportsBlockingRead() const { return false; }
   virtual bool BlockingRead() { return false; }
+  // The loop could not put the fd back into its epoll set after a blocking
+  // read (epoll_ctl failed: resources); the handler is no longer watched
+  // and should fail. Called on the loop thread, no loop lock held.
+  virtual void OnWatchLost(const Status& /*why*/) {}
 };
 
 class EventLoop {
@@ -63,6 +67,13 @@ class EventLoop {
   Status Watch(int fd, uint32_t events, IoHandler* handler);
   Status Rewatch(int fd, uint32_t events, IoHandler* handler);
   void Unwatch(int fd);
+  // Loop thread, from BlockingRead, right before it blocks: takes the fd
+  // out of the epoll set until the loop next sleeps in epoll_wait (which
+  // puts it back first, with its current events). A socket in an epoll set
+  // costs every packet a second wake-up entry (~2-4% of a small loopback
+  // round trip here, bench/socket_cost_experiment.cc); a blocking read
+  // does not need it. Only fds of handlers that support blocking reads.
+  void ParkForBlockingRead(int fd);
 
  private:
   void Run();
@@ -75,10 +86,19 @@ class EventLoop {
   // loop reads). single_ is the handler when exactly one is watched.
   // Listeners and other fds do not count: an accept may wait up to one
   // blocking read.
+  struct Watched {
+    IoHandler* handler;
+    uint32_t events;  // what the fd is (or, parked, will be) watched for
+  };
   std::mutex watch_mu_;
-  std::unordered_map<int, IoHandler*> blocking_;
+  std::unordered_map<int, Watched> blocking_;
   IoHandler* single_ = nullptr;
+  int parked_fd_ = -1;  // out of the epoll set for a blocking read (watch_mu_)
   IoHandler* SingleHandler();
+  // Puts a parked fd back (watch_mu_ held). On failure returns its handler
+  // and *why, for OnWatchLost once the lock is released.
+  IoHandler* UnparkLocked(Status* why);
+  void Unpark();
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;

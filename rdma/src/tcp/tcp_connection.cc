@@ -296,6 +296,7 @@ bool TcpConnection::BlockingRead() {
     ++StatsLocked().blocking_reads;
   }
   const size_t space = PrepareReadSpace();
+  shard_->loop().ParkForBlockingRead(fd_);
   // Blocks up to SO_RCVTIMEO: 1 ms asked, but the kernel rounds it up to
   // whole scheduler ticks (10 ms on a HZ=100 kernel such as ours).
   const ssize_t n = ::recv(fd_, rbuf_.get() + rend_, space, 0);

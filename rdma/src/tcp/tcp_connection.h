@@ -40,6 +40,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   // the loop may wait for our next bytes in recv() instead of epoll_wait.
   bool SupportsBlockingRead() const override { return blocking_reads_; }
   bool BlockingRead() override;
+  void OnWatchLost(const Status& why) override { Fail(why); }
   // I/O thread: epoll removal, close, on_close, drop from the shard.
   void Finalize();
   // I/O thread timer: ends a graceful close whose peer never sent EOF.
