@@ -128,6 +128,8 @@ void pool_wake_or_create_worker(Pool_group *group, bool from_timer = false);
 std::vector<Pool_group> &pool_groups();
 bool pool_shutting_down();
 uint pool_queued_connections();
+/* Idle workers look at thread_pool_idle_timeout again. */
+void pool_recheck_idle_workers();
 uint pool_active_threads();
 /* One line per group: threads, running, waiting, idle, queued, listener. */
 void pool_describe_groups(char *buf, size_t size);

@@ -42,6 +42,8 @@ SERVICE_TYPE(log_builtins_string) *log_bs = nullptr;
 
 namespace {
 
+bool pool_running = false;
+
 #ifdef HAVE_PSI_INTERFACE
 PSI_thread_info threads[] = {
     {&key_pool_worker_thread, "worker", "tp_worker", 0, 0, PSI_DOCUMENT_ME},
@@ -73,9 +75,15 @@ MYSQL_SYSVAR_UINT(stall_limit, pool_stall_limit_ms, PLUGIN_VAR_RQCMDARG,
                   "MariaDB unit; upstream's plugin counts 10 ms units)",
                   nullptr, nullptr, 500, 10, UINT_MAX, 0);
 
+void update_idle_timeout(MYSQL_THD, SYS_VAR *, void *var_ptr,
+                         const void *save) {
+  *static_cast<uint *>(var_ptr) = *static_cast<const uint *>(save);
+  if (pool_running) pool_recheck_idle_workers();
+}
+
 MYSQL_SYSVAR_UINT(idle_timeout, pool_idle_timeout_s, PLUGIN_VAR_RQCMDARG,
                   "Seconds an idle worker waits for work before it exits",
-                  nullptr, nullptr, 60, 1, UINT_MAX, 0);
+                  nullptr, update_idle_timeout, 60, 1, UINT_MAX, 0);
 
 const char *high_prio_mode_names[] = {"transactions", "statements", "none",
                                       nullptr};
@@ -160,8 +168,6 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_groups", show_groups),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 #undef POOL_STATUS
-
-bool pool_running = false;
 
 void end_pool() {
   if (!pool_running) return;

@@ -333,11 +333,19 @@ Pool_connection *next_connection(Pool_worker *w) {
     w->woken = false;
     g->idle_workers.push_back(w);
     pool_stats.idle_threads++;
-    timespec until;
-    set_timespec(&until, pool_idle_timeout_s);
-    int rc = 0;
-    while (!w->woken && !shutting_down && rc != ETIMEDOUT && rc != ETIME)
-      rc = mysql_cond_timedwait(&w->cond, &g->mutex, &until);
+    /* The deadline is recomputed on every wake-up, so that a new
+       thread_pool_idle_timeout applies to workers already asleep
+       (pool_recheck_idle_workers). */
+    const ulonglong idle_since = pool_now_us();
+    while (!w->woken && !shutting_down) {
+      const ulonglong deadline =
+          idle_since + ulonglong{pool_idle_timeout_s} * 1000000ULL;
+      const ulonglong now = pool_now_us();
+      if (now >= deadline) break;
+      timespec until;
+      set_timespec_nsec(&until, (deadline - now) * 1000ULL);
+      mysql_cond_timedwait(&w->cond, &g->mutex, &until);
+    }
     pool_stats.idle_threads--;
     g->active_count++;
     if (!w->woken) {
@@ -413,6 +421,14 @@ void pool_wake_or_create_worker(Pool_group *g, bool from_timer) {
   if (create_worker(g)) g->last_create_us = now;
 }
 
+void pool_recheck_idle_workers() {
+  for (auto &g : groups) {
+    mysql_mutex_lock(&g.mutex);
+    for (Pool_worker *w : g.idle_workers) mysql_cond_signal(&w->cond);
+    mysql_mutex_unlock(&g.mutex);
+  }
+}
+
 uint pool_queued_connections() {
   uint n = 0;
   for (auto &g : groups) {
@@ -461,6 +477,7 @@ bool pool_add_connection(Channel_info *channel_info) {
     dec_connection_count();
     return true;
   }
+  conn->tickets = pool_high_prio_tickets;
   Pool_group *g = &groups[next_group++ % groups.size()];
   mysql_mutex_lock(&g->mutex);
   link_connection(g, conn);
