@@ -70,7 +70,13 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(results[2].tps, 3200.0)
         self.assertEqual(results[0].p99_ms, 1.96)
         self.assertEqual(len(read_csv(self.work / "points.csv")), 4)
-        # one server at a time; fork serves two points in a row
+        # one server at a time; fork serves two points in a row; a server
+        # restarts once right after preparing its dataset (flushes it)
+        self.assertEqual([e for e, _ in fakes.FakeServer.log],
+                         ["start", "stop", "start", "stop", "start", "stop", "start", "stop", "start", "stop"])
+        r2 = self.runner()
+        fakes.FakeServer.log = []
+        self.run_all(r2)  # prepared already: no restart
         self.assertEqual([e for e, _ in fakes.FakeServer.log], ["start", "stop", "start", "stop", "start", "stop"])
         # prepared once, marker written; raw log per point
         for t in ("stock", "fork"):
