@@ -36,8 +36,9 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   int fd() const { return fd_; }
   void OnIoEvent(uint32_t events) override;
   // TransportOptions::low_latency_reads: the socket is left in blocking mode
-  // (every other call passes MSG_DONTWAIT) with a 1 ms receive timeout, and
-  // the loop may wait for our next bytes in recv() instead of epoll_wait.
+  // (every other call passes MSG_DONTWAIT) with a 1 ms receive timeout (a
+  // scheduler tick in practice), and the loop may wait for our next bytes in
+  // recv() instead of epoll_wait; the socket then leaves the epoll set.
   bool SupportsBlockingRead() const override { return blocking_reads_; }
   bool BlockingRead() override;
   void OnWatchLost(const Status& why) override { Fail(why); }
