@@ -9,6 +9,14 @@
 // Timers: a single periodic tick (the ticker callback) drives keepalives and
 // timeouts; its period bounds their accuracy. Busy polling: after an event
 // the loop spins with epoll_wait(0) for busy_poll before sleeping again.
+//
+// Blocking reads (constructed with blocking_reads): while exactly one
+// handler that supports them is watched, the loop lets it wait for input
+// in a bounded blocking read instead of epoll_wait, polling the other fds
+// with epoll_wait(0) at least every millisecond while reads keep coming.
+// The handler's fd may be parked out of the epoll set for such a read; the
+// loop puts it back (with any events Rewatch set meanwhile) before every
+// epoll_wait that can sleep.
 #pragma once
 
 #include <atomic>
