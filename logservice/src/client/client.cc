@@ -209,6 +209,28 @@ ClientStatus LogClient::WriteCheckpoint(Lsn lsn, std::string_view metadata) {
   return c.Unavailable("write checkpoint");
 }
 
+ClientStatus LogClient::Release(Lsn lsn) {
+  Impl& c = *impl_;
+  if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  Frame q;
+  q.type = MsgType::kReleaseReq;
+  q.epoch = epoch();
+  q.lsn = lsn;
+  std::size_t ok = 0;
+  std::string err;
+  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) {
+    if (f.code == ReplyCode::kOk) ++ok;
+    else err = f.error;
+  }
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  }
+  if (ok >= c.w) return ClientStatus();
+  if (!err.empty()) return ClientStatus(Code::kFailed, "release: " + err);
+  return c.Unavailable("release");
+}
+
 ClientStatus LogClient::PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn, std::string_view image) {
   Impl& c = *impl_;
   if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");

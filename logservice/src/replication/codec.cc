@@ -132,6 +132,8 @@ void PutBody(Writer& w, const Frame& f) {
     case MsgType::kPagePutReq: w.U32(f.u32a); w.U32(f.u32b); w.U64(f.lsn); w.Bytes(f.data); break;
     case MsgType::kPageGetReq: w.U32(f.u32a); w.U32(f.u32b); w.U64(f.lsn); break;
     case MsgType::kPageGetResp: w.U8(f.found); w.U64(f.lsn); w.Bytes(f.data); break;
+    case MsgType::kReleaseReq:
+    case MsgType::kReleaseResp: w.U64(f.lsn); break;
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp: PutState(w, f.state); break;
@@ -185,6 +187,8 @@ bool GetBody(Reader& r, Frame* f) {
              !f->data.empty();
     case MsgType::kPageGetReq: return r.U32(&f->u32a) && r.U32(&f->u32b) && r.U64(&f->lsn);
     case MsgType::kPageGetResp: return r.Bool(&f->found) && r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxPageImage);
+    case MsgType::kReleaseReq:
+    case MsgType::kReleaseResp: return r.U64(&f->lsn);
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp: return GetState(r, &f->state);
@@ -256,7 +260,7 @@ std::string_view MsgTypeName(wire::MsgType t) {
   static constexpr std::string_view kNames[] = {
       "?",          "PromiseReq",  "PromiseResp", "SealReq",    "SealResp",    "AppendReq",  "AppendResp",
       "TailReq",    "TailResp",    "ReadReq",     "ReadResp",   "CkptSetReq",  "CkptSetResp", "CkptGetReq",
-      "CkptGetResp", "PagePutReq", "PagePutResp", "PageGetReq", "PageGetResp", "StatusReq",  "StatusResp"};
+      "CkptGetResp", "PagePutReq", "PagePutResp", "PageGetReq", "PageGetResp", "StatusReq",  "StatusResp", "ReleaseReq", "ReleaseResp"};
   auto i = static_cast<std::size_t>(t);
   return i < std::size(kNames) ? kNames[i] : "?";
 }

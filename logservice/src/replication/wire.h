@@ -86,10 +86,11 @@ enum class MsgType : std::uint8_t {
   kPagePutReq, kPagePutResp,
   kPageGetReq, kPageGetResp,
   kStatusReq, kStatusResp,
+  kReleaseReq, kReleaseResp,  // free log below lsn (capped by the node at its checkpoint)
 };
 inline constexpr std::uint8_t kFirstType = 1;
-inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kStatusResp);
-static_assert(kLastType == 20);
+inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kReleaseResp);
+static_assert(kLastType == 22);
 inline bool IsResponse(MsgType t) { return static_cast<std::uint8_t>(t) % 2 == 0; }
 
 enum class ReplyCode : std::uint16_t {

@@ -217,6 +217,7 @@ struct Node::Impl {
       case MsgType::kPagePutReq: HandlePagePut(req, &rep); break;
       case MsgType::kPageGetReq: HandlePageGet(req, &rep); break;
       case MsgType::kStatusReq: rep.state = State(); break;
+      case MsgType::kReleaseReq: HandleRelease(req, &rep); break;
       default: rep.code = ReplyCode::kInvalid; rep.error = "not a request"; break;
     }
     if (rep.epoch == 0) {
@@ -383,6 +384,23 @@ struct Node::Impl {
     }
     Status s = ckpt->Write(Checkpoint{req.lsn, req.epoch, req.data});
     if (!s.ok()) Fail(rep, s);
+  }
+
+  // The writer frees what it will never read again. Capped at the stored
+  // checkpoint (recovery starts there) and at what this node holds; replies
+  // with where the log now starts.
+  void HandleRelease(const Frame& req, Frame* rep) {
+    if (!CheckWriter(req, rep, true)) return;
+    auto cur = ckpt->Read();
+    Status s;
+    if (cur.ok()) {
+      const Lsn upto = std::min({req.lsn, cur->checkpoint_lsn, log->frontier().complete_lsn});
+      s = log->ReleaseBelow(upto);
+    } else if (!cur.status().is_not_found()) {
+      s = cur.status();
+    }
+    if (!s.ok()) Fail(rep, s);
+    rep->lsn = log->frontier().released_lsn;
   }
 
   void HandleCkptGet(Frame* rep) {

@@ -435,6 +435,31 @@ TEST(Admin, TransportStatusThroughLogservicectl) {
   EXPECT_NE(out.find(c.address(2) + " error="), std::string::npos) << out;
 }
 
+// Release frees the nodes' log below the stored checkpoint, never above it:
+// without a checkpoint nothing goes; above it the cap holds; a new writer
+// still recovers the same end and reads from the checkpoint on.
+TEST(Cluster, ReleaseFreesBelowTheCheckpointOnly) {
+  LocalCluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  auto w = OpenOk(Config(cluster));
+  ASSERT_NE(w, nullptr);
+  AppendBlocks(*w, 64);
+  const std::uint64_t end = w->stream_end();
+  ASSERT_TRUE(w->WaitDurable(end, milliseconds(10000)).ok());
+  ASSERT_TRUE(w->Release(16 * 512).ok());
+  EXPECT_EQ(ReadAll(*w, 0, 512), Bytes(0, 512)) << "released without a checkpoint";
+  ASSERT_TRUE(w->WriteCheckpoint(20 * 512, "meta").ok());
+  ASSERT_TRUE(w->Release(40 * 512).ok());
+  auto below = w->Read(0, 512);
+  EXPECT_TRUE(!below.ok() || below->empty()) << "bytes below the checkpoint are still there";
+  EXPECT_EQ(ReadAll(*w, 20 * 512, end), Bytes(20 * 512, end - 20 * 512)) << "released above the checkpoint";
+  w.reset();
+  auto again = OpenOk(Config(cluster));
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->stream_end(), end);
+  EXPECT_EQ(ReadAll(*again, 20 * 512, end), Bytes(20 * 512, end - 20 * 512));
+}
+
 TEST(Cluster, WrongSecretIsRefused) {
   LocalCluster c(3);
   ASSERT_TRUE(c.StartAll());

@@ -37,6 +37,8 @@ Frame Populated(MsgType t) {
     case MsgType::kPagePutReq: f.u32a = 5; f.u32b = 6; f.lsn = 8; f.data = "page"; break;
     case MsgType::kPageGetReq: f.u32a = 5; f.u32b = 6; f.lsn = 8; break;
     case MsgType::kPageGetResp: f.found = true; f.lsn = 8; f.data = "page"; break;
+    case MsgType::kReleaseReq: f.lsn = 4096; break;
+    case MsgType::kReleaseResp: f.lsn = 2048; break;
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp:

@@ -16,7 +16,12 @@
 //   the stream end     a complete block B, which InnoDB must write again
 //   truncate(lsn)      a no-op at or past the stream end (the rewind did the
 //                      cutting); anything else is refused
-//   release()          no client call exists yet: a no-op
+//   release(lsn)       LogClient::Release on a thread of its own (the files
+//                      governor calls this under log.m_files_mutex and must
+//                      not wait for a round trip), capped at what every node
+//                      holds, so a node that is behind or down can still catch
+//                      up from its peers; each node also caps it at its
+//                      stored checkpoint
 //
 // The rewind. A crash can leave the stored stream ending in complete blocks
 // that hold a torn mtr: an Append of more than 1 MiB went out in parts, or a
@@ -38,11 +43,13 @@
 // creation of the client.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -82,6 +89,15 @@ Status from(const ls::ClientStatus &s) {
 class LogServiceBackend final : public Backend {
  public:
   explicit LogServiceBackend(LogServiceConfig cfg) : cfg_(std::move(cfg)) {}
+
+  ~LogServiceBackend() override {
+    {
+      std::lock_guard<std::mutex> guard(release_mutex_);
+      release_stop_ = true;
+    }
+    release_cv_.notify_all();
+    if (release_thread_.joinable()) release_thread_.join();
+  }
 
   std::string describe() const override {
     std::string nodes;
@@ -196,7 +212,19 @@ class LogServiceBackend final : public Backend {
                       "); the log service client cannot cut it yet");
   }
 
-  Status release(std::uint64_t) override { return Status::Ok(); }
+  Status release(std::uint64_t lsn) override {
+    if (writer_ == nullptr) return Status(Code::kInvalid, "release before acquire_writer");
+    for (const auto &n : writer_->status().nodes) lsn = std::min<std::uint64_t>(lsn, n.durable);
+    lsn = lsn / kBlockSize * kBlockSize;
+    {
+      std::lock_guard<std::mutex> guard(release_mutex_);
+      if (lsn <= release_target_) return Status::Ok();
+      release_target_ = lsn;
+      if (!release_thread_.joinable()) release_thread_ = std::thread([this] { release_loop(); });
+    }
+    release_cv_.notify_all();
+    return Status::Ok();
+  }
 
   Status read(std::uint64_t lsn, void *buf, std::size_t len, std::size_t *got) override {
     *got = 0;
@@ -238,6 +266,23 @@ class LogServiceBackend final : public Backend {
     c.max_inflight_bytes = cfg_.max_inflight_bytes;
     c.log = cfg_.log;
     return c;
+  }
+
+  // Sends the newest release target; a failure is logged and retried with
+  // the next, higher target (the nodes keep the bytes meanwhile).
+  void release_loop() {
+    std::uint64_t done = 0;
+    std::unique_lock<std::mutex> lock(release_mutex_);
+    for (;;) {
+      release_cv_.wait(lock, [&] { return release_stop_ || release_target_ > done; });
+      if (release_stop_) return;
+      const std::uint64_t target = release_target_;
+      lock.unlock();
+      const auto s = writer_->Release(target);
+      if (!s.ok() && cfg_.log) cfg_.log("release below " + std::to_string(target) + ": " + s.message());
+      lock.lock();
+      done = target;
+    }
   }
 
   // The pending tail travels after InnoDB's metadata in the checkpoint
@@ -339,6 +384,11 @@ class LogServiceBackend final : public Backend {
   std::uint64_t checkpoint_lsn_ = 0;
   std::string metadata_;
   std::string pending_;  // empty, or kPendingSize bytes (see with_pending)
+  std::mutex release_mutex_;
+  std::condition_variable release_cv_;
+  std::uint64_t release_target_ = 0;
+  bool release_stop_ = false;
+  std::thread release_thread_;
   Status open_status_{Code::kUnavailable, "not connected"};
 };
 

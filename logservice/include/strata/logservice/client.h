@@ -173,6 +173,11 @@ class LogClient {
   // the tail image (the whole image, whose data ends at its data_end).
   ClientResult<std::string> Read(Lsn from, std::size_t max_bytes);
 
+  // Frees the log below `lsn` on every node sealed in this epoch (each caps
+  // it at its stored checkpoint and its own log): bounds the nodes' disk use.
+  // Synchronous (one round trip); ok once W nodes applied it.
+  ClientStatus Release(Lsn lsn);
+
   ClientResult<CheckpointRecord> ReadCheckpoint();          // kNotFound: empty volume
   ClientStatus WriteCheckpoint(Lsn lsn, std::string_view metadata);  // W nodes, durable
   ClientStatus PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn, std::string_view image);

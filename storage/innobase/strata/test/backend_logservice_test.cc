@@ -5,8 +5,10 @@
 // the rewind when recovery ends inside it.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend.h"
@@ -132,6 +134,32 @@ TEST_F(LogServiceBackendTest, RecoveryInsideCompleteBlocksRewinds) {
   ASSERT_EQ(got, 2 * kBlockSize);
   EXPECT_EQ(buf[100], 0xAB);
   EXPECT_EQ(buf[kBlockSize + 100], 0xCD);
+}
+
+// release() frees the nodes' redo below the checkpoint, in the background.
+TEST_F(LogServiceBackendTest, ReleaseFreesTheNodesBelowTheCheckpoint) {
+  auto b = backend();
+  WriterInfo w;
+  ASSERT_TRUE(b->acquire_writer(&w).ok());
+  const auto full = blocks(0, 8, 0x55);
+  ASSERT_TRUE(b->append(0, full.data(), full.size()).ok());
+  ASSERT_TRUE(b->wait_durable(8 * kBlockSize).ok());
+  ASSERT_TRUE(b->write_checkpoint(4 * kBlockSize + 12, "meta").ok());
+  ASSERT_TRUE(b->release(4 * kBlockSize).ok());
+  std::vector<unsigned char> buf(kBlockSize);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::size_t got = 0;
+    const Status s = b->read(0, buf.data(), buf.size(), &got);
+    gone = !s.ok() || got == 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "block 0 is still readable after release";
+  std::vector<unsigned char> rest(4 * kBlockSize);
+  std::size_t got = 0;
+  ASSERT_TRUE(b->read(4 * kBlockSize, rest.data(), rest.size(), &got).ok());
+  EXPECT_EQ(got, 4 * kBlockSize);
+  EXPECT_EQ(rest[100], 0x55);
 }
 
 TEST_F(LogServiceBackendTest, OneNodeDownStillDurable) {
