@@ -56,5 +56,5 @@ for cfg in $targets; do
   sysbench oltp_write_only --mysql-socket=$W/$cfg/sock --mysql-user=root --tables=4 --table-size=10000 prepare >/dev/null 2>&1
   for t in ${THREADS:-1 16 64}; do sb $cfg $t; done
   stop $cfg
-  [ $cfg = nodes ] && stop_nodes
+  if [ $cfg = nodes ]; then stop_nodes; fi
 done
