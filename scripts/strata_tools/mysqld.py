@@ -8,6 +8,7 @@ Initialisation goes to data.init/ and is renamed to data/ only when mysqld
 --initialize succeeded, so a failed or interrupted initialisation never leaves
 a data directory that a later start would take for a good one.
 """
+import hashlib
 import os
 import shutil
 import subprocess
@@ -44,7 +45,13 @@ class MysqldInstance:
 
     @property
     def socket(self) -> Path:
-        return self.home / "mysqld.sock"
+        # A Unix socket path has at most 107 bytes; a deep home (a long
+        # benchmark target name) gets a short, stable one in /tmp instead.
+        path = self.home / "mysqld.sock"
+        if len(str(path)) <= 100:
+            return path
+        digest = hashlib.sha1(str(self.home.resolve()).encode()).hexdigest()[:16]
+        return Path("/tmp") / f"strata-mysqld-{digest}.sock"
 
     @property
     def pid_file(self) -> Path:

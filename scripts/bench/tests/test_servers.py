@@ -35,6 +35,18 @@ class StartFailure(unittest.TestCase):
             self.assertIn("skip-log-bin", srv.instance.options)
 
 
+class SocketPath(unittest.TestCase):
+    def test_a_deep_home_gets_a_short_socket(self):
+        target = parse_target("fork:foo=1", {"fork": 0})
+        short = MysqldServer(target, Dataset("fixed", 1, 10), Path("/work/x"), 13399, {})
+        self.assertEqual(short.instance.socket, Path("/work/x/mysqld.sock"))
+        deep_home = Path("/work/checkout/.build/bench/data/" + "fork-plugin-load-add-x" * 4 + "/10x25000")
+        deep = MysqldServer(target, Dataset("fixed", 1, 10), deep_home, 13399, {})
+        self.assertLessEqual(len(str(deep.instance.socket)), 107)
+        self.assertEqual(deep.instance.socket,
+                         MysqldServer(target, Dataset("fixed", 1, 10), deep_home, 13399, {}).instance.socket)
+
+
 class OpenFiles(unittest.TestCase):
     def test_enough_already(self):
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
