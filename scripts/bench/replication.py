@@ -26,6 +26,7 @@ Ctrl-C stops the servers it started. Needs sysbench and the fork built
 (scripts/build-server fork).
 """
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -50,6 +51,21 @@ SOURCE = dict(COMMON, **{"server-id": "1",
                          "plugin-load-add": "semisync_source.so;strata_sync_source.so"})
 REPLICA = dict(COMMON, **{"server-id": "2", "relay-log": "relay-bin", "skip-replica-start": None,
                           "plugin-load-add": "semisync_replica.so;strata_sync_replica.so"})
+
+
+# The machine's benchmark lock, shared with scripts/strata-bench: one
+# benchmark at a time, a second one waits.
+BENCH_LOCK = Path(os.environ.get("STRATA_BENCH_LOCK", "/tmp/strata-bench.lock"))
+
+
+def take_bench_lock():
+    f = open(BENCH_LOCK, "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say(f"another benchmark holds {BENCH_LOCK}; waiting for it to finish")
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
 
 
 def say(msg: str) -> None:
@@ -199,12 +215,13 @@ def main() -> int:
     if args.port < 15000:
         ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
 
+    lock = take_bench_lock()  # noqa: F841 (held until exit)
     build = paths.server_build("fork")
     src = MysqldInstance("source", build, args.dir / "source", args.port, SOURCE)
     rep = MysqldInstance("replica", build, args.dir / "replica", args.port + 1, REPLICA)
     command = "python3 scripts/bench/replication.py " + " ".join(sys.argv[1:])
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-    load_start = os.getloadavg()
+    load_start = os.getloadavg()  # after the lock: no other benchmark runs
     results = []
     try:
         for inst in (src, rep):
