@@ -32,6 +32,19 @@ bool ReadAll(int fd, void* buf, size_t n) {
   return true;
 }
 
+// ReadAll with a running CRC32C over each chunk as it arrives.
+bool ReadAllCrc(int fd, void* buf, size_t n, uint32_t* crc) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t r = ::recv(fd, p, n, 0);
+    if (r <= 0) return false;
+    *crc = Crc32c(*crc, p, static_cast<size_t>(r));
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
 bool WriteAll(int fd, const void* buf, size_t n) {
   auto* p = static_cast<const char*>(buf);
   while (n > 0) {
@@ -61,6 +74,33 @@ bool EpollReadAll(int ep, int fd, void* buf, size_t n) {
   return true;
 }
 
+// One message of the incremental-checksum modes: receive (verifying as it
+// arrives, plus the trailer in kEchoCrcTrailer).
+bool ReadChecked(RawMode mode, int fd, char* buf, size_t n) {
+  uint32_t crc = 0;
+  if (!ReadAllCrc(fd, buf, n, &crc)) return false;
+  if (mode == RawMode::kEchoCrcTrailer) {
+    uint32_t trailer;
+    if (!ReadAll(fd, &trailer, sizeof trailer)) return false;
+    g_crc_sink = trailer ^ crc;
+  } else {
+    g_crc_sink = crc;
+  }
+  return true;
+}
+
+bool WriteChecked(RawMode mode, int fd, const char* buf, size_t n) {
+  if (mode == RawMode::kEchoCrcTrailer) {
+    if (!WriteAll(fd, buf, n)) return false;
+    const uint32_t crc = Crc32c(0, buf, n);
+    return WriteAll(fd, &crc, sizeof crc);
+  }
+  g_crc_sink = Crc32c(0, buf, n);
+  return WriteAll(fd, buf, n);
+}
+
+bool IncrementalCrc(RawMode mode) { return mode == RawMode::kEchoCrcInc || mode == RawMode::kEchoCrcTrailer; }
+
 int EpollFor(int fd) {
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
@@ -87,6 +127,12 @@ void ServeOne(int fd) {
   const uint64_t batch = req[1];
   std::vector<char> buf(size);
   const int ep = mode == RawMode::kEchoEpoll ? EpollFor(fd) : -1;
+  if (IncrementalCrc(mode)) {
+    while (ReadChecked(mode, fd, buf.data(), size) && WriteChecked(mode, fd, buf.data(), size)) {
+    }
+    ::close(fd);
+    return;
+  }
   for (uint64_t i = 1;; ++i) {
     const bool ok = mode == RawMode::kEchoEpoll ? EpollReadAll(ep, fd, buf.data(), size) : ReadAll(fd, buf.data(), size);
     if (!ok) break;
@@ -154,6 +200,7 @@ RawClient::~RawClient() {
 }
 
 bool RawClient::RoundTrip() {
+  if (IncrementalCrc(mode_)) return WriteChecked(mode_, fd_, buf_.data(), size_) && ReadChecked(mode_, fd_, buf_.data(), size_);
   if (mode_ == RawMode::kEchoCrc) g_crc_sink = Crc32c(0, buf_.data(), size_);
   if (!WriteAll(fd_, buf_.data(), size_)) return false;
   const bool ok = mode_ == RawMode::kEchoEpoll ? EpollReadAll(epoll_fd_, fd_, buf_.data(), size_)

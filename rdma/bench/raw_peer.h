@@ -14,7 +14,12 @@
 
 namespace strata::rdma::bench {
 
-enum class RawMode : uint32_t { kEcho = 1, kSink = 2, kEchoEpoll = 3, kEchoCrc = 4 };
+//   kEchoCrcInc: as kEchoCrc, but the receiver checksums each chunk as recv
+//     returns it (only the last chunk's pass follows the last byte);
+//   kEchoCrcTrailer: as kEchoCrcInc, and the sender writes the payload
+//     first and its checksum after it (a 4-byte trailer), so the sender's
+//     pass overlaps the receiver's reads.
+enum class RawMode : uint32_t { kEcho = 1, kSink = 2, kEchoEpoll = 3, kEchoCrc = 4, kEchoCrcInc = 5, kEchoCrcTrailer = 6 };
 
 int RawListen(uint16_t* port);
 // Serves connections forever, one thread per connection.

@@ -24,6 +24,11 @@
 //   raw+crc    raw plus one CRC32C pass over each message on each side of
 //              each hop (4 per round trip, as our checksum costs): the floor
 //              of any design that checksums every payload end to end
+//   raw+crcinc raw+crc, but the receiver checksums each chunk as recv returns
+//              it, so only the last chunk's pass follows the last byte
+//   raw+trail  raw+crcinc, and the sender checksums after writing the
+//              payload and sends the CRC as a 4-byte trailer (wire v2's
+//              large frames): the floor of an overlapped checksum
 //   strata     our TCP path, low_latency_reads off
 //   strata+llr our TCP path, low_latency_reads on (a blocking recv before
 //              epoll_wait; TransportOptions::low_latency_reads)
@@ -261,8 +266,9 @@ struct ServerPorts {
 
 // ---------------------------------------------------------------- latency
 
-enum Variant { kRaw, kRawEpoll, kRawCrc, kOurs, kOursLlr, kVariants };
-const char* const kVariantNames[kVariants] = {"raw", "raw+epoll", "raw+crc", "strata", "strata+llr"};
+enum Variant { kRaw, kRawEpoll, kRawCrc, kRawCrcInc, kRawTrailer, kOurs, kOursLlr, kVariants };
+const char* const kVariantNames[kVariants] = {"raw", "raw+epoll", "raw+crc", "raw+crcinc", "raw+trail", "strata",
+                                              "strata+llr"};
 
 struct VariantResult {
   std::vector<double> round_p50;  // per round
@@ -281,14 +287,15 @@ void MeasureLatency(const Args& a, uint16_t raw_port, const std::string& echo, c
               "p50 x", "x min..max", "rounds<=1.15", "x best raw|crc", "cpu us/rt client / server");
   for (uint32_t size : a.sizes) {
     RawClient raw(raw_port, RawMode::kEcho, size), raw_epoll(raw_port, RawMode::kEchoEpoll, size),
-        raw_crc(raw_port, RawMode::kEchoCrc, size);
+        raw_crc(raw_port, RawMode::kEchoCrc, size), raw_crc_inc(raw_port, RawMode::kEchoCrcInc, size),
+        raw_trailer(raw_port, RawMode::kEchoCrcTrailer, size);
     OurPinger ours(plain, echo, size), ours_llr(llr, echo_llr, size);
     auto run = [&](int v, int n, std::vector<double>* samples) {
       if (v == kOurs || v == kOursLlr) {
         (v == kOurs ? ours : ours_llr).Round(n, samples);
         return;
       }
-      RawClient& c = v == kRaw ? raw : v == kRawEpoll ? raw_epoll : raw_crc;
+      RawClient& c = v == kRaw ? raw : v == kRawEpoll ? raw_epoll : v == kRawCrc ? raw_crc : v == kRawCrcInc ? raw_crc_inc : raw_trailer;
       for (int i = 0; i < n; ++i) {
         const auto t0 = Clock::now();
         if (!c.RoundTrip()) std::exit(1);
