@@ -136,7 +136,8 @@ void ServeOne(int fd) {
   for (uint64_t i = 1;; ++i) {
     const bool ok = mode == RawMode::kEchoEpoll ? EpollReadAll(ep, fd, buf.data(), size) : ReadAll(fd, buf.data(), size);
     if (!ok) break;
-    if (mode == RawMode::kSink) {
+    if (mode == RawMode::kSinkCrc) g_crc_sink = Crc32c(0, buf.data(), size);  // verify what came in
+    if (mode == RawMode::kSink || mode == RawMode::kSinkCrc) {
       if (i % batch == 0 && !WriteAll(fd, "k", 1)) break;
       continue;
     }
@@ -211,6 +212,7 @@ bool RawClient::RoundTrip() {
 
 bool RawClient::StreamBatch() {
   for (uint64_t i = 0; i < sink_batch_; ++i) {
+    if (mode_ == RawMode::kSinkCrc) g_crc_sink = Crc32c(0, buf_.data(), size_);
     if (!WriteAll(fd_, buf_.data(), size_)) return false;
   }
   char ack;

@@ -19,7 +19,11 @@ namespace strata::rdma::bench {
 //   kEchoCrcTrailer: as kEchoCrcInc, and the sender writes the payload
 //     first and its checksum after it (a 4-byte trailer), so the sender's
 //     pass overlaps the receiver's reads.
-enum class RawMode : uint32_t { kEcho = 1, kSink = 2, kEchoEpoll = 3, kEchoCrc = 4, kEchoCrcInc = 5, kEchoCrcTrailer = 6 };
+//   kSinkCrc: kSink with one CRC32C pass per message on each side (the
+//     streaming floor of any design that checksums every payload).
+enum class RawMode : uint32_t {
+  kEcho = 1, kSink = 2, kEchoEpoll = 3, kEchoCrc = 4, kEchoCrcInc = 5, kEchoCrcTrailer = 6, kSinkCrc = 7
+};
 
 int RawListen(uint16_t* port);
 // Serves connections forever, one thread per connection.

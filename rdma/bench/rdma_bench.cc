@@ -14,8 +14,9 @@
 // median over rounds of (variant p50 / raw p50 of the same round), which is
 // the figure to compare with the 1.15x target, and the same against the
 // better of raw and raw+crc in each round (a stalled raw round cannot
-// flatter us there). Streaming likewise alternates
-// raw and ours per round and reports the median per-round ratio.
+// flatter us there). Streaming likewise alternates raw, raw+crc (one
+// CRC32C pass per message at each end: the floor of any checksummed stream)
+// and ours per round and reports the median per-round ratio to raw.
 //
 // Ping-pong variants:
 //   raw        blocking sockets, no framing (the target's baseline)
@@ -351,46 +352,52 @@ void MeasureStreaming(const Args& a, uint16_t raw_port, const std::string& sink,
               "strata low_latency_reads %s\n",
               a.rounds, a.stream_mb, static_cast<unsigned long long>(a.stream_min_msgs),
               StreamLowLatencyReads(a) ? "on" : "off");
-  std::printf("%7s | %8s | %-33s | %-19s | %-17s | %s\n", "size", "msgs", "median msg/s raw / strata / +kMore",
-              "x strata / +kMore", "rounds>=1.0 s / k", "cpu us/msg sender+receiver raw / strata / +kMore");
+  std::printf("%7s | %8s | %-45s | %-29s | %-25s | %s\n", "size", "msgs",
+              "median msg/s raw / raw+crc / strata / +kMore", "x raw+crc / strata / +kMore", "rounds>=1.0 c / s / k",
+              "cpu us/msg sender+receiver raw / raw+crc / strata / +kMore");
+  // Variants: raw, raw+crc (one CRC32C pass per message at each end: the
+  // floor of any checksummed stream), strata, strata with kMore.
+  constexpr int kStreamVariants = 4;
   for (uint32_t size : a.sizes) {
     const uint64_t count = std::max<uint64_t>(a.stream_mb * 1024 * 1024 / size, a.stream_min_msgs);
-    RawClient raw(raw_port, RawMode::kSink, size, count);
+    RawClient raw(raw_port, RawMode::kSink, size, count), raw_crc(raw_port, RawMode::kSinkCrc, size, count);
     OurStreamer ours(t, sink, size, 1), batched(t, sink, size, 32);
-    double cpu_client[3] = {}, cpu_server[3] = {};
+    double cpu_client[kStreamVariants] = {}, cpu_server[kStreamVariants] = {};
     auto run = [&](int v) {
       const CpuMeter cpu;
       const auto t0 = Clock::now();
-      if (v == 0) {
-        if (!raw.StreamBatch()) std::exit(1);
+      if (v < 2) {
+        if (!(v == 0 ? raw : raw_crc).StreamBatch()) std::exit(1);
       } else {
-        (v == 1 ? ours : batched).Round(count);
+        (v == 2 ? ours : batched).Round(count);
       }
       const double rate = static_cast<double>(count) / std::chrono::duration<double>(Clock::now() - t0).count();
       cpu.AddTo(&cpu_client[v], &cpu_server[v]);
       return rate;
     };
-    for (int v = 0; v < 3; ++v) run(v);  // warm-up (socket buffers grow)
-    for (int v = 0; v < 3; ++v) cpu_client[v] = cpu_server[v] = 0;
-    std::vector<double> rate[3], ratio[3];
+    for (int v = 0; v < kStreamVariants; ++v) run(v);  // warm-up (socket buffers grow)
+    for (int v = 0; v < kStreamVariants; ++v) cpu_client[v] = cpu_server[v] = 0;
+    std::vector<double> rate[kStreamVariants], ratio[kStreamVariants];
     for (int r = 0; r < a.rounds; ++r) {
-      double x[3];
-      for (int k = 0; k < 3; ++k) {
-        const int v = (r + k) % 3;
+      double x[kStreamVariants];
+      for (int k = 0; k < kStreamVariants; ++k) {
+        const int v = (r + k) % kStreamVariants;
         x[v] = run(v);
         rate[v].push_back(x[v]);
       }
-      for (int v = 1; v < 3; ++v) ratio[v].push_back(x[v] / x[0]);
+      for (int v = 1; v < kStreamVariants; ++v) ratio[v].push_back(x[v] / x[0]);
     }
     auto at_least_one = [](const std::vector<double>& q) {
       return static_cast<long>(std::count_if(q.begin(), q.end(), [](double y) { return y >= 1.0; }));
     };
     const double msgs = static_cast<double>(count) * a.rounds / 1e6;
-    std::printf("%7u | %8llu | %9.0f / %9.0f / %9.0f | %7.2f / %7.2f     | %3ld / %3ld of %-3d  | %.2f+%.2f / %.2f+%.2f / %.2f+%.2f\n",
+    std::printf("%7u | %8llu | %9.0f / %9.0f / %9.0f / %9.0f | %7.2f / %7.2f / %7.2f     | %3ld / %3ld / %3ld of %-3d  |",
                 size, static_cast<unsigned long long>(count), Median(rate[0]), Median(rate[1]), Median(rate[2]),
-                Median(ratio[1]), Median(ratio[2]), at_least_one(ratio[1]), at_least_one(ratio[2]), a.rounds,
-                cpu_client[0] / msgs, cpu_server[0] / msgs, cpu_client[1] / msgs, cpu_server[1] / msgs,
-                cpu_client[2] / msgs, cpu_server[2] / msgs);
+                Median(rate[3]), Median(ratio[1]), Median(ratio[2]), Median(ratio[3]), at_least_one(ratio[1]),
+                at_least_one(ratio[2]), at_least_one(ratio[3]), a.rounds);
+    for (int v = 0; v < kStreamVariants; ++v)
+      std::printf("%s%.2f+%.2f", v == 0 ? " " : " / ", cpu_client[v] / msgs, cpu_server[v] / msgs);
+    std::printf("\n");
     std::fflush(stdout);
   }
 }
