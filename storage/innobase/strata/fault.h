@@ -8,6 +8,8 @@
 // hooked upstream file includes.
 #pragma once
 
+class THD;
+
 namespace strata::redo {
 
 // In the order a commit's redo passes them; the names are the sysvar's values.
@@ -23,5 +25,13 @@ enum Fault : unsigned long {
 
 /* innodb_log_service_debug_fault (sysvars.ic). */
 extern unsigned long cfg_debug_fault;
+
+/* The committing session's own point (H15, trx0trx.cc): with
+innodb_log_service_debug_crash_after_commit ON in that session, its commit
+exits the server right after its redo became durable and before the client
+hears of it; background transactions never fire it. */
+void commit_fault_point(THD *thd);
+/* That session variable (defined in sysvars.ic, where THDVAR is usable). */
+bool session_crash_after_commit(THD *thd);
 
 }  // namespace strata::redo

@@ -224,6 +224,19 @@ void fault_point(Fault point, const char *name) {
   _exit(3);
 }
 
+}  // namespace
+
+void commit_fault_point(THD *thd) {
+  if (!enabled() || thd == nullptr || !session_crash_after_commit(thd)) return;
+  ib::info(ER_IB_MSG_1258) << "STRATA_FAULT trx_commit_after_redo_durable"
+                           << " shipped_lsn=" << g_shipped_lsn.load()
+                           << " durable_lsn=" << g_backend->durable_lsn();
+  fflush(stderr);
+  _exit(3);
+}
+
+namespace {
+
 /* Logs a backend error once, at the place it is handled. */
 void log_error(const std::string &what, const Status &s) {
   ib::error(ER_IB_MSG_1259) << "log service volume " << g_backend->describe()
