@@ -42,6 +42,7 @@
 
 #include "core/audit_log.h"
 #include "core/filter.h"
+#include "core/published.h"
 #include "core/query_text.h"
 
 namespace {
@@ -50,6 +51,7 @@ using strata_audit::AuditLog;
 using strata_audit::EventKind;
 using strata_audit::Filter;
 using strata_audit::FilterSpec;
+using strata_audit::Published;
 using strata_audit::Record;
 
 constexpr char kAdminPrivilege[] = "AUDIT_ADMIN";
@@ -59,7 +61,7 @@ SERVICE_TYPE(registry) *g_registry = nullptr;
 SERVICE_TYPE(global_grants_check) *g_grants = nullptr;
 
 AuditLog *g_log = nullptr;  // set in init, cleared in deinit
-std::atomic<std::shared_ptr<const Filter>> g_filter;
+Published<Filter> g_filter;  // read on every event (published.h says why)
 std::vector<std::string> g_command_names;  // index = enum_sql_command
 std::unordered_map<std::string, size_t> g_command_index;
 
@@ -249,7 +251,7 @@ void rebuild_filter(MYSQL_THD thd) {
                         "audit log filter unchanged: %s", error.c_str());
     return;
   }
-  g_filter.store(std::move(f));
+  g_filter.publish(std::move(f));
 }
 
 void update_policy(MYSQL_THD thd, SYS_VAR *, void *tgt, const void *save) {
@@ -619,7 +621,7 @@ void notify_connection(MYSQL_THD, const mysql_event_connection *e) {
     default: return;
   }
   g_events.fetch_add(1, std::memory_order_relaxed);
-  std::shared_ptr<const Filter> f = g_filter.load();
+  const std::shared_ptr<const Filter> &f = g_filter.read();
   if (!f || !f->logins_enabled() ||
       !f->account_passes(sv(e->user), sv(e->host), sv(e->ip))) {
     g_events_filtered.fetch_add(1, std::memory_order_relaxed);
@@ -662,7 +664,7 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   const std::string_view command = sv(e->general_command);
   if (command == "Quit") return;  // the disconnect record covers it
   g_events.fetch_add(1, std::memory_order_relaxed);
-  std::shared_ptr<const Filter> f = g_filter.load();
+  const std::shared_ptr<const Filter> &f = g_filter.read();
   Record r;
   fill_account(thd, &r);
   r.db = sv(thd->db());
@@ -698,7 +700,7 @@ void notify_table(MYSQL_THD thd, const mysql_event_table_access *e) {
     default: return;
   }
   g_events.fetch_add(1, std::memory_order_relaxed);
-  std::shared_ptr<const Filter> f = g_filter.load();
+  const std::shared_ptr<const Filter> &f = g_filter.read();
   Record r;
   fill_account(thd, &r);
   r.db = sv(thd->db());
@@ -818,7 +820,7 @@ int audit_init(MYSQL_PLUGIN plugin) {
       log_message(true, "invalid audit log filter settings: " + error);
       return 1;
     }
-    g_filter.store(filter);
+    g_filter.publish(filter);
     g_max_query_length = sv_max_query_length;
     g_redact = sv_redact_literals;
     g_table_access = sv_table_access;
@@ -886,7 +888,7 @@ int audit_deinit(void *) {
     log->stop();
     delete log;
   }
-  g_filter.store(nullptr);
+  g_filter.publish(nullptr);
   if (g_registry != nullptr) {
     if (g_grants != nullptr)
       g_registry->release(reinterpret_cast<my_h_service>(

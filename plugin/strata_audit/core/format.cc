@@ -127,19 +127,25 @@ class JsonObject {
   bool first_ = true;
 };
 
-void format_json(const Record &r, const Stamp &s, std::string *out) {
+// The stamped fields; they follow "name", so they start with a comma.
+void json_stamp(const Stamp &s, std::string *out) {
+  out->append(",\"record\":\"");
+  append_record_field(out, s);
+  out->append("\",\"record_id\":");
+  append_uint(out, s.record_id);
+  out->append(",\"timestamp\":\"");
+  append_time(out, s.time_us, true);
+  out->append(" UTC\"");
+}
+
+void format_json(const Record &r, const Stamp &s, std::string *out,
+                 StampSpan *span) {
   out->append("{\"audit_record\":{");
   JsonObject o(out);
   o.str("name", event_name(r.kind));
-  o.sep("record");
-  out->push_back('"');
-  append_record_field(out, s);
-  out->push_back('"');
-  o.u64("record_id", s.record_id);
-  o.sep("timestamp");
-  out->push_back('"');
-  append_time(out, s.time_us, true);
-  out->append(" UTC\"");
+  span->begin = out->size();
+  json_stamp(s, out);
+  span->end = out->size();
   o.u64("server_id", s.server_id);
   thread_local std::string tmp;  // reused: no allocation per record
   switch (r.kind) {
@@ -219,7 +225,16 @@ void append_csv_string(std::string *out, std::string_view v) {
   out->push_back('"');
 }
 
-void format_csv(const Record &r, const Stamp &s, std::string *out) {
+void csv_stamp(const Stamp &s, std::string *out) {
+  out->append(",\"");
+  append_record_field(out, s);
+  out->append("\",\"");
+  append_time(out, s.time_us, true);
+  out->append(" UTC\"");
+}
+
+void format_csv(const Record &r, const Stamp &s, std::string *out,
+                StampSpan *span) {
   auto str = [&](std::string_view v) {
     out->push_back(',');
     append_csv_string(out, v);
@@ -229,11 +244,9 @@ void format_csv(const Record &r, const Stamp &s, std::string *out) {
     append_int(out, v);
   };
   append_csv_string(out, event_name(r.kind));
-  out->append(",\"");
-  append_record_field(out, s);
-  out->append("\",\"");
-  append_time(out, s.time_us, true);
-  out->append(" UTC\"");
+  span->begin = out->size();
+  csv_stamp(s, out);
+  span->end = out->size();
   thread_local std::string tmp;  // reused: no allocation per record
   switch (r.kind) {
     case EventKind::kConnect:
@@ -313,10 +326,8 @@ void append_xml_attr(std::string *out, std::string_view name,
   out->push_back('"');
 }
 
-void format_old(const Record &r, const Stamp &s, std::string *out) {
+void old_stamp(const Stamp &s, std::string *out) {
   thread_local std::string tmp;  // reused: no allocation per record
-  out->append("<AUDIT_RECORD");
-  append_xml_attr(out, "NAME", event_name(r.kind));
   tmp.clear();
   append_record_field(&tmp, s);
   append_xml_attr(out, "RECORD", tmp);
@@ -324,6 +335,16 @@ void format_old(const Record &r, const Stamp &s, std::string *out) {
   append_time(&tmp, s.time_us, true);
   tmp.append(" UTC");
   append_xml_attr(out, "TIMESTAMP", tmp);
+}
+
+void format_old(const Record &r, const Stamp &s, std::string *out,
+                StampSpan *span) {
+  thread_local std::string tmp;  // reused: no allocation per record
+  out->append("<AUDIT_RECORD");
+  append_xml_attr(out, "NAME", event_name(r.kind));
+  span->begin = out->size();
+  old_stamp(s, out);
+  span->end = out->size();
   tmp.clear();
   append_uint(&tmp, s.server_id);
   append_xml_attr(out, "SERVER_ID", tmp);
@@ -402,11 +423,21 @@ void append_time(std::string *out, int64_t time_us, bool micros) {
 }
 
 void format_record(Format f, const Record &r, const Stamp &s,
-                   std::string *out) {
+                   std::string *out, StampSpan *span) {
+  StampSpan ignored;
+  if (span == nullptr) span = &ignored;
   switch (f) {
-    case Format::kJson: format_json(r, s, out); return;
-    case Format::kCsv: format_csv(r, s, out); return;
-    case Format::kOld: format_old(r, s, out); return;
+    case Format::kJson: format_json(r, s, out, span); return;
+    case Format::kCsv: format_csv(r, s, out, span); return;
+    case Format::kOld: format_old(r, s, out, span); return;
+  }
+}
+
+void format_stamp(Format f, const Stamp &s, std::string *out) {
+  switch (f) {
+    case Format::kJson: json_stamp(s, out); return;
+    case Format::kCsv: csv_stamp(s, out); return;
+    case Format::kOld: old_stamp(s, out); return;
   }
 }
 

@@ -24,8 +24,21 @@ enum class Format : uint8_t { kJson, kCsv, kOld };
 std::optional<Format> parse_format(std::string_view name);  // case-insensitive
 std::string_view format_name(Format f);
 
+// Where, in a formatted record, the text that depends on the Stamp's record
+// id, time and log start lies: [begin, end). The server id is not in it.
+struct StampSpan {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// Appends one record. With span, also says where its stamped text is, so a
+// sink can format a record before it takes its lock and, under the lock,
+// only replace that span with format_stamp() of the final stamp.
 void format_record(Format f, const Record &r, const Stamp &s,
-                   std::string *out);
+                   std::string *out, StampSpan *span = nullptr);
+
+// The text format_record writes for s in the StampSpan, alone.
+void format_stamp(Format f, const Stamp &s, std::string *out);
 
 // "YYYY-MM-DDTHH:MM:SS" (UTC) and, with micros, ".uuuuuu" appended.
 void append_time(std::string *out, int64_t time_us, bool micros);

@@ -92,6 +92,36 @@ TEST(Format, OldXmlEscapes) {
   EXPECT_EQ(out.substr(out.size() - 3), "/>\n");
 }
 
+// The sink formats a record with a draft stamp outside its lock and puts in
+// the real stamp under it: that must give exactly the record formatted with
+// the real stamp, in every format and for every kind of record.
+TEST(Format, RestampingTheSpanEqualsFormattingWithTheStamp) {
+  const EventKind kinds[] = {EventKind::kConnect, EventKind::kQuery,
+                             EventKind::kTableAccess, EventKind::kAuditConfig,
+                             EventKind::kAuditStart};
+  for (Format f : {Format::kJson, Format::kCsv, Format::kOld}) {
+    for (EventKind k : kinds) {
+      Record r;
+      r.kind = k;
+      r.query = "select 1";
+      r.user = "u";
+      Stamp draft;
+      draft.server_id = stamp().server_id;
+      std::string body;
+      StampSpan span;
+      format_record(f, r, draft, &body, &span);
+      ASSERT_LE(span.begin, span.end);
+      ASSERT_LE(span.end, body.size());
+      std::string restamped = body.substr(0, span.begin);
+      format_stamp(f, stamp(), &restamped);
+      restamped += body.substr(span.end);
+      std::string direct;
+      format_record(f, r, stamp(), &direct);
+      EXPECT_EQ(restamped, direct) << format_name(f) << " kind " << int(k);
+    }
+  }
+}
+
 TEST(Format, ParseNames) {
   EXPECT_EQ(parse_format("json"), Format::kJson);
   EXPECT_EQ(parse_format("Csv"), Format::kCsv);
