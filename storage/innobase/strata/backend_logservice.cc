@@ -137,7 +137,16 @@ class LogServiceBackend final : public Backend {
     if (writer_ == nullptr) return Status(Code::kInvalid, "write_checkpoint before acquire_writer");
     checkpoint_lsn_ = lsn;
     metadata_ = std::string(metadata);
-    return from(writer_->WriteCheckpoint(lsn, with_pending(metadata_)));
+    // A connection dropping (a node restarting, a silent peer) must not fail
+    // the checkpoint while the client reconnects: retry like append does.
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const auto s = writer_->WriteCheckpoint(lsn, with_pending(metadata_));
+      if (s.ok() || s.code() == ls::Code::kFenced || s.code() == ls::Code::kInvalidArgument)
+        return from(s);
+      if (!keep_waiting("checkpoint", s, start)) return from(s);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
   }
 
   Status append(std::uint64_t lsn, const void *blocks, std::size_t len) override {
@@ -234,9 +243,19 @@ class LogServiceBackend final : public Backend {
     // starts there) and at its own size limit: loop until full or empty.
     auto *out = static_cast<char *>(buf);
     std::size_t done = 0;
+    const auto start = std::chrono::steady_clock::now();
     while (done < len) {
       auto r = c->Read(lsn + done, len - done);
-      if (!r.ok()) return from(r.status());
+      if (!r.ok()) {
+        // Recovery must not give up on one dropped connection: the client
+        // reconnects; retry for up to 30 s.
+        if (r.status().code() == ls::Code::kFenced ||
+            std::chrono::steady_clock::now() - start > std::chrono::seconds(30))
+          return from(r.status());
+        if (cfg_.log) cfg_.log("read at " + std::to_string(lsn + done) + " retried: " + r.status().message());
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
       const std::size_t n = std::min(len - done, r->size()) / kBlockSize * kBlockSize;
       if (n == 0) break;
       std::memcpy(out + done, r->data(), n);
