@@ -159,7 +159,7 @@ class Source {
 
   std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
                 n_degradations = 0, n_unacked_commits = 0;
-  std::size_t waiting = 0;
+  std::atomic<std::size_t> waiting{0};  // also read without m_mutex
   bool quorum_valid = false;
   Pos quorum;
   bool degraded = false;
@@ -561,24 +561,28 @@ bool Source::ack_may_wait(const char *file, my_off_t pos) {
 }
 
 /* Dump thread, before it builds a packet: apply the acks that already
-   arrived without being waited for. The replica also acks heartbeats, and a
-   heartbeat after skipped transactions (GTID auto-position) covers commits
-   the replica already had but never acknowledged (it stopped between the
-   relay-log write and the ack); and unread acks must not pile up in the
-   socket of an idle replica. Only when nothing is buffered for writing (a
-   read reuses the NET buffer): after a flush, so about once per commit group
-   under load, and before every heartbeat when idle. */
+   arrived without being waited for: acks of groups it went on sending after
+   (ack_may_wait), heartbeat acks (a heartbeat after skipped transactions,
+   GTID auto-position, covers commits the replica already had but never
+   acknowledged: it stopped between the relay-log write and the ack), and
+   acks that must not pile up in the socket of an idle replica.
+   While a commit waits, it looks before every packet (one poll() each) and
+   flushes what is buffered before it reads (a read reuses the NET buffer),
+   so an ack waits for the dump thread's next packet at most, not for the
+   next group's flush. Otherwise only when nothing is buffered. */
 bool Source::drain_acks(NET *net) {
-  if (net->vio == nullptr || net->write_pos != net->buff)
-    return false;
+  if (net->vio == nullptr) return false;
+  const bool buffered = net->write_pos != net->buff;
+  if (buffered && waiting.load(std::memory_order_relaxed) == 0) return false;
   Vio *vio = net->vio;
+  if (!vio->has_data(vio) && vio_io_wait(vio, VIO_IO_EVENT_READ, 0) <= 0)
+    return false;
+  if (buffered && net_flush(net)) return false;  // the dump ends on net errors
   Pos got;
-  bool read = false;
-  while (vio->has_data(vio) || vio_io_wait(vio, VIO_IO_EVENT_READ, 0) > 0) {
-    read = true;
+  do {
     if (!read_one_ack(net, &got)) break;
-  }
-  return read;
+  } while (vio->has_data(vio) || vio_io_wait(vio, VIO_IO_EVENT_READ, 0) > 0);
+  return true;
 }
 
 /* ---- dump threads ------------------------------------------------------ */
