@@ -194,19 +194,7 @@ ClientStatus LogClient::WriteCheckpoint(Lsn lsn, std::string_view metadata) {
   q.epoch = epoch();
   q.lsn = lsn;
   q.data = std::string(metadata);
-  std::size_t ok = 0;
-  std::string err;
-  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) {
-    if (f.code == ReplyCode::kOk) ++ok;
-    else err = f.error;
-  }
-  {
-    std::lock_guard<std::mutex> l(c.mu);
-    if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
-  }
-  if (ok >= c.w) return ClientStatus();
-  if (!err.empty()) return ClientStatus(Code::kFailed, "write checkpoint: " + err);
-  return c.Unavailable("write checkpoint");
+  return c.WriteToQuorum(q, "write checkpoint");
 }
 
 ClientStatus LogClient::Release(Lsn lsn) {
@@ -216,19 +204,7 @@ ClientStatus LogClient::Release(Lsn lsn) {
   q.type = MsgType::kReleaseReq;
   q.epoch = epoch();
   q.lsn = lsn;
-  std::size_t ok = 0;
-  std::string err;
-  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) {
-    if (f.code == ReplyCode::kOk) ++ok;
-    else err = f.error;
-  }
-  {
-    std::lock_guard<std::mutex> l(c.mu);
-    if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
-  }
-  if (ok >= c.w) return ClientStatus();
-  if (!err.empty()) return ClientStatus(Code::kFailed, "release: " + err);
-  return c.Unavailable("release");
+  return c.WriteToQuorum(q, "release");
 }
 
 ClientStatus LogClient::PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn, std::string_view image) {

@@ -436,6 +436,24 @@ struct LogClient::Impl {
                         fenced ? fence_reason : what + ": " + ReasonLocked());
   }
 
+  // Sends q to every writable node and succeeds when a write quorum says
+  // OK. A fence wins over everything; else a refusing node's own words.
+  ClientStatus WriteToQuorum(const Frame& q, const std::string& what) {
+    std::size_t ok = 0;
+    std::string err;
+    for (auto& [i, f] : CallAll(Channels(true), q, nullptr)) {
+      if (f.code == ReplyCode::kOk) ++ok;
+      else err = f.error;
+    }
+    {
+      std::lock_guard<std::mutex> l(mu);
+      if (fenced) return ClientStatus(Code::kFenced, fence_reason);
+    }
+    if (ok >= w) return ClientStatus();
+    if (!err.empty()) return ClientStatus(Code::kFailed, what + ": " + err);
+    return Unavailable(what);
+  }
+
   ClientStatus OpenCluster();
   ClientStatus WaitCaughtUp(Lsn target, Clock::time_point deadline);
 };
