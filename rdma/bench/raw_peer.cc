@@ -14,23 +14,13 @@
 #include <thread>
 
 #include "crc32c.h"
+#include "socket_io.h"
 
 namespace strata::rdma::bench {
 namespace {
 
 // Keeps the checksum from being optimised away.
 volatile uint32_t g_crc_sink;
-
-bool ReadAll(int fd, void* buf, size_t n) {
-  auto* p = static_cast<char*>(buf);
-  while (n > 0) {
-    const ssize_t r = ::recv(fd, p, n, 0);
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
 
 // ReadAll with a running CRC32C over each chunk as it arrives.
 bool ReadAllCrc(int fd, void* buf, size_t n, uint32_t* crc) {
@@ -41,17 +31,6 @@ bool ReadAllCrc(int fd, void* buf, size_t n, uint32_t* crc) {
     *crc = Crc32c(*crc, p, static_cast<size_t>(r));
     p += r;
     n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
-bool WriteAll(int fd, const void* buf, size_t n) {
-  auto* p = static_cast<const char*>(buf);
-  while (n > 0) {
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
   }
   return true;
 }

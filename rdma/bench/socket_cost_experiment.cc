@@ -31,7 +31,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "socket_io.h"
+
 using Clock = std::chrono::steady_clock;
+using strata::rdma::bench::ListenLoopback;
 
 namespace {
 
@@ -86,16 +89,9 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (argc > 1) g_size = std::max<size_t>(64, std::strtoull(argv[1], nullptr, 10));
   constexpr int kRounds = 15, kPerRound = 500;
-  const int listen_fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd, 16) != 0 ||
-      ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::perror("listen");
-    return 1;
-  }
+  sockaddr_in a;
+  const int listen_fd = ListenLoopback(&a);
+  if (listen_fd < 0) return 1;
   std::vector<char> buf(g_size, 'x');
   if (::fork() == 0) {  // echo server, same variant on its side
     std::vector<int> fds;

@@ -31,8 +31,12 @@
 #include <vector>
 
 #include "crc32c.h"
+#include "socket_io.h"
 
 using strata::rdma::Crc32c;
+using strata::rdma::bench::ListenLoopback;
+using strata::rdma::bench::ReadAll;
+using strata::rdma::bench::WriteAll;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -44,24 +48,6 @@ struct Variant {
   size_t stripe;  // 0: plain; SIZE_MAX: whole-payload CRC; else the stripe size
 };
 
-bool ReadAll(int fd, char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t r = ::recv(fd, p, n, 0);
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-bool WriteAll(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
 
 void SendMessage(int fd, char* buf, size_t size, size_t stripe) {
   if (stripe == SIZE_MAX) g_crc_sink = Crc32c(0, buf, size);
@@ -113,17 +99,10 @@ int main(int argc, char** argv) {
   }
   const std::vector<Variant> variants = {
       {"plain", 0}, {"whole-crc", SIZE_MAX}, {"stripes 8K", 8192}, {"stripes 16K", 16384}, {"stripes 32K", 32768}};
-  const int listen_fd = ::socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd, 16) != 0 ||
-      ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::perror("listen");
-    return 1;
-  }
+  sockaddr_in a;
+  const int listen_fd = ListenLoopback(&a);
+  if (listen_fd < 0) return 1;
   std::vector<char> buf(size, 'x');
   if (::fork() == 0) {  // echo server: one connection per variant, served in the client's order
     std::vector<int> fds;
