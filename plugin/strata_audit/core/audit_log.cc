@@ -56,7 +56,6 @@ AuditLog::AuditLog(Options opts)
                line.data());
     };
   }
-  scratch_.reserve(4096);
 }
 
 AuditLog::~AuditLog() { stop(); }
@@ -95,16 +94,18 @@ int AuditLog::start(std::string *error) {
   }
   {
     std::lock_guard<std::mutex> lk(mu_);
-    next_id_ = last_id + 1;
+    sync_next_id_ = last_id + 1;
     log_start_.clear();
-    last_time_us_ = opts_.clock_us();
-    append_time(&log_start_, last_time_us_, false);
-    stop_ = false;
+    const int64_t now = opts_.clock_us();
+    last_time_us_.store(now);
+    append_time(&log_start_, now, false);
+    stop_.store(false);
+    writer_state_.store(kBusy);
     running_ = true;
+    // Publishes the above to every session that reserves a record.
+    ring_.reset(last_id + 1);
   }
-  if (opts_.strategy == Strategy::kAsynchronous ||
-      opts_.strategy == Strategy::kPerformance)
-    writer_ = std::thread([this] { writer_main(); });
+  if (asynchronous()) writer_ = std::thread([this] { writer_main(); });
   return 0;
 }
 
@@ -112,12 +113,21 @@ void AuditLog::stop() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (!running_) return;
-    stop_ = true;
     running_ = false;
   }
+  // No record can be reserved after close(); the writer drains the ones
+  // reserved before (waiting for those still being copied), then exits.
+  ring_.close();
+  stop_.store(true);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+  }
   cv_data_.notify_all();
-  cv_space_.notify_all();
   if (writer_.joinable()) writer_.join();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+  }
+  cv_space_.notify_all();
   std::lock_guard<std::mutex> fl(file_mu_);
   if (opts_.handler == Handler::kFile && file_.is_open()) {
     iovec none{nullptr, 0};
@@ -128,16 +138,52 @@ void AuditLog::stop() {
 }
 
 uint64_t AuditLog::last_record_id() const {
+  if (asynchronous()) return ring_.next_id() - 1;
   std::lock_guard<std::mutex> lk(mu_);
-  return next_id_ - 1;
+  return sync_next_id_ - 1;
+}
+
+int64_t AuditLog::stamp_time() {
+  // Called after the head of the ring was loaded (acquire) and before the
+  // CAS that reserves the record (seq_cst, so release): the previous
+  // record's time was raised into last_time_us_ before its CAS, whose value
+  // this session loaded, so it is visible here and the time never goes
+  // below it. Every caller raises last_time_us_ to its own time.
+  int64_t now = opts_.clock_us();
+  int64_t last = last_time_us_.load(std::memory_order_relaxed);
+  while (now > last && !last_time_us_.compare_exchange_weak(
+                           last, now, std::memory_order_relaxed)) {
+  }
+  return now > last ? now : last;
+}
+
+void AuditLog::wake_writer() {
+  { std::lock_guard<std::mutex> lk(mu_); }
+  cv_data_.notify_one();
+}
+
+void AuditLog::append_sync(std::string_view head, std::string_view tail) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!running_) return;
+  Stamp s;
+  s.record_id = sync_next_id_++;
+  s.time_us = stamp_time();
+  s.server_id = opts_.server_id;
+  s.log_start = log_start_;
+  scratch_.clear();
+  scratch_.append(head);
+  format_stamp(opts_.format, s, &scratch_);
+  scratch_.append(tail);
+  std::lock_guard<std::mutex> fl(file_mu_);
+  write_locked(scratch_, {}, 1, opts_.strategy == Strategy::kSynchronous);
 }
 
 void AuditLog::append(const Record &r) {
-  // Format before taking mu_: with many sessions on few CPUs, a session
-  // preempted while holding mu_ stalls all the others (formatting under the
-  // lock cost point selects half their throughput). Under the lock only the
-  // stamped span (record id, time) is written.
+  // Formatted with no shared state touched; only the stamped span (record
+  // id, time) depends on the reservation below.
   thread_local std::string body;
+  thread_local std::string stamp;
+  thread_local std::string whole;  // a record longer than the buffer
   body.clear();
   StampSpan span;
   Stamp draft;
@@ -145,135 +191,122 @@ void AuditLog::append(const Record &r) {
   format_record(opts_.format, r, draft, &body, &span);
   const std::string_view head(body.data(), span.begin);
   const std::string_view tail(body.data() + span.end, body.size() - span.end);
+  if (!asynchronous()) {
+    append_sync(head, tail);
+    return;
+  }
 
-  std::unique_lock<std::mutex> lk(mu_);
-  bool big_owner = false;
-  for (;;) {
-    if (!running_) {
-      if (big_owner) big_pending_ = false;
-      return;
-    }
-    // Id, time and text are assigned together with the push below, in one
-    // hold of mu_, so file order == id order. If the record cannot be
-    // queued yet (ASYNCHRONOUS, buffer full), the id is given back (nobody
-    // else took one meanwhile) and everything is redone after the wait.
+  const bool may_wait = opts_.strategy == Strategy::kAsynchronous;
+  auto size_for = [&](uint64_t id) {
     Stamp s;
-    s.record_id = next_id_;
-    int64_t now = opts_.clock_us();
-    if (now < last_time_us_) now = last_time_us_;  // clock stepped back
-    last_time_us_ = now;
-    s.time_us = now;
+    s.record_id = id;
+    s.time_us = stamp_time();
     s.server_id = opts_.server_id;
     s.log_start = log_start_;
-    scratch_.clear();
-    scratch_.append(head);
-    format_stamp(opts_.format, s, &scratch_);
-    scratch_.append(tail);
-
-    switch (opts_.strategy) {
-      case Strategy::kSemisynchronous:
-      case Strategy::kSynchronous: {
-        ++next_id_;
-        std::lock_guard<std::mutex> fl(file_mu_);
-        write_locked(scratch_, {}, 1,
-                     opts_.strategy == Strategy::kSynchronous);
-        return;
-      }
-      case Strategy::kPerformance:
-        ++next_id_;
-        if (!ring_.push(scratch_)) {
-          stats_.events_lost.fetch_add(1, std::memory_order_relaxed);
-          return;
-        }
-        pushed_bytes_ += scratch_.size();
-        break;
-      case Strategy::kAsynchronous:
-        if (big_pending_ && !big_owner) {
-          // Someone waits to write a record bigger than the buffer: let the
-          // buffer drain for it first.
-          cv_space_.wait(lk, [&] { return !big_pending_ || !running_; });
-          continue;
-        }
-        if (scratch_.size() > ring_.capacity()) {
-          if (ring_.empty() && !writer_busy_) {
-            // Bigger than the whole buffer: write it directly, in order.
-            ++next_id_;
-            {
-              std::lock_guard<std::mutex> fl(file_mu_);
-              write_locked(scratch_, {}, 1, false);
-            }
-            if (big_owner) {
-              big_pending_ = false;
-              cv_space_.notify_all();
-            }
-            return;
-          }
-          stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
-          big_pending_ = big_owner = true;  // new records wait behind it
-          cv_data_.notify_one();
-          cv_space_.wait(lk, [&] {
-            return (ring_.empty() && !writer_busy_) || !running_;
-          });
-          continue;
-        }
-        if (ring_.free_space() < scratch_.size()) {
-          stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
-          const size_t need = scratch_.size() + 32;  // id may grow a digit
-          cv_data_.notify_one();
-          cv_space_.wait(lk, [&] {
-            return ring_.free_space() >= std::min(need, ring_.capacity()) ||
-                   !running_;
-          });
-          continue;
-        }
-        ++next_id_;
-        (void)ring_.push(scratch_);
-        pushed_bytes_ += scratch_.size();
-        break;
+    stamp.clear();
+    format_stamp(opts_.format, s, &stamp);
+    return head.size() + stamp.size() + tail.size();
+  };
+  RecordRing::Reservation res;
+  for (;;) {
+    size_t need = 0;
+    const RecordRing::Status st = ring_.reserve(size_for, may_wait, &res, &need);
+    if (st == RecordRing::Status::kOk) break;
+    if (st == RecordRing::Status::kClosed) return;
+    if (st == RecordRing::Status::kTooBig || !may_wait) {
+      stats_.events_lost.fetch_add(1, std::memory_order_relaxed);
+      return;
     }
-    ++pending_records_;
-    // Wake the writer only when it waits for a first record or when the
-    // buffer is a quarter full; otherwise it wakes by itself within
-    // kBatchWindow. This keeps a futex wake-up off most records.
-    if ((writer_idle_ && pending_records_ == 1) ||
-        (writer_sleeping_ && ring_.used() >= ring_.capacity() / 4))
+    // ASYNCHRONOUS, full: wait for the writer to free room (the id may
+    // grow a digit or two meanwhile, hence the slack).
+    stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
+    need = std::min(need + 32, ring_.capacity());
+    std::unique_lock<std::mutex> lk(mu_);
+    waiters_.fetch_add(1);  // seq_cst: before the check (record_ring.h)
+    if (writer_state_.load() != kBusy) {
+      writer_state_.store(kBusy);
       cv_data_.notify_one();
+    }
+    while (!ring_.room_for(need))
+      cv_space_.wait_for(lk, std::chrono::milliseconds(100));
+    waiters_.fetch_sub(1);
+  }
+
+  if (res.by_reference) {
+    // Longer than the whole buffer: the writer writes it from here, in id
+    // order; wait until it has.
+    whole.clear();
+    whole.append(head);
+    whole.append(stamp);
+    whole.append(tail);
+    stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lk(mu_);
+    waiters_.fetch_add(1);
+    ring_.publish(res, whole.data());
+    writer_state_.store(kBusy);
+    cv_data_.notify_one();
+    while (ring_.consumed_id() <= res.id)
+      cv_space_.wait_for(lk, std::chrono::milliseconds(100));
+    waiters_.fetch_sub(1);
     return;
+  }
+
+  ring_.copy(res, 0, head);
+  ring_.copy(res, head.size(), stamp);
+  ring_.copy(res, head.size() + stamp.size(), tail);
+  ring_.publish(res);
+
+  // Wake the writer only when it sleeps waiting for a first record, or
+  // sleeps out its batch window with the buffer a quarter full; otherwise
+  // it wakes by itself within kBatchWindow. The seq_cst load pairs with the
+  // writer's seq_cst store of its state before it checks for records.
+  int ws = writer_state_.load();
+  if (ws == kIdleSleep ||
+      (ws == kBatchSleep &&
+       res.pos + res.len - ring_.consumed_pos() >= ring_.capacity() / 4)) {
+    if (writer_state_.compare_exchange_strong(ws, kBusy)) wake_writer();
   }
 }
 
 void AuditLog::writer_main() {
-  std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    if (ring_.empty() && !stop_) {
-      writer_idle_ = writer_sleeping_ = true;
-      cv_data_.wait(lk);
-      writer_idle_ = writer_sleeping_ = false;
+    // stop_ first: once it is set the ring is closed, so a next_id() read
+    // after it is final.
+    const bool stopping = stop_.load();
+    if (ring_.consumed_id() == ring_.next_id()) {  // nothing reserved
+      if (stopping) break;
+      std::unique_lock<std::mutex> lk(mu_);
+      writer_state_.store(kIdleSleep);  // seq_cst, then check (Dekker)
+      if (ring_.consumed_id() == ring_.next_id() && !stop_.load())
+        cv_data_.wait_for(lk, std::chrono::milliseconds(500));
+      writer_state_.store(kBusy);
       continue;
     }
-    if (ring_.empty() && stop_) break;
-    if (!stop_ && flush_waiters_ == 0 &&
+    if (!stop_.load() && waiters_.load() == 0 &&
         ring_.used() < ring_.capacity() / 4) {
       // Let a batch build up (bounded delay; see append()).
-      writer_sleeping_ = true;
-      cv_data_.wait_for(lk, kBatchWindow);
-      writer_sleeping_ = false;
+      std::unique_lock<std::mutex> lk(mu_);
+      writer_state_.store(kBatchSleep);
+      if (!stop_.load() && waiters_.load() == 0)
+        cv_data_.wait_for(lk, kBatchWindow);
+      writer_state_.store(kBusy);
     }
-    std::string_view a, b;
-    ring_.peek(&a, &b);
-    const uint64_t n = pending_records_;
-    pending_records_ = 0;
-    writer_busy_ = true;
-    lk.unlock();
+    const RecordRing::Batch b = ring_.peek();
+    if (b.records == 0) {
+      // The oldest record is reserved but still being copied by a session
+      // that was preempted: only the writer waits for it.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
     {
       std::lock_guard<std::mutex> fl(file_mu_);
-      write_locked(a, b, n, false);
+      write_locked(b.a, b.b, b.records, false);
     }
-    lk.lock();
-    ring_.consume(a.size() + b.size());
-    consumed_bytes_ += a.size() + b.size();
-    writer_busy_ = false;
-    cv_space_.notify_all();
+    ring_.consume(b);  // seq_cst stores, then the waiters_ check (Dekker)
+    if (waiters_.load() > 0) {
+      { std::lock_guard<std::mutex> lk(mu_); }
+      cv_space_.notify_all();
+    }
   }
 }
 
@@ -370,16 +403,18 @@ void AuditLog::set_rotation(uint64_t size, unsigned keep) {
 }
 
 void AuditLog::flush_buffer() {
-  std::unique_lock<std::mutex> lk(mu_);
-  // Waits for what was queued before the call only: under steady load the
+  if (!asynchronous()) return;  // sessions wrote their records themselves
+  // Waits for what was reserved before the call only: under steady load the
   // buffer may never be empty.
-  const uint64_t target = pushed_bytes_;
-  ++flush_waiters_;
+  const uint64_t target = ring_.next_id();
+  if (ring_.consumed_id() >= target) return;
+  std::unique_lock<std::mutex> lk(mu_);
+  waiters_.fetch_add(1);
+  writer_state_.store(kBusy);
   cv_data_.notify_one();
-  cv_space_.wait(lk, [&] {
-    return consumed_bytes_ >= target || ring_.empty() || stop_ || !running_;
-  });
-  --flush_waiters_;
+  while (ring_.consumed_id() < target && !stop_.load())
+    cv_space_.wait_for(lk, std::chrono::milliseconds(100));
+  waiters_.fetch_sub(1);
 }
 
 }  // namespace strata_audit

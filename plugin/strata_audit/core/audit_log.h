@@ -1,24 +1,37 @@
-// The audit log sink: formats records, orders them, buffers and writes them.
+// The audit log sink: stamps, orders, buffers and writes records.
 //
 // Threads and hand-offs:
-// - Session threads call append(). Under mu_ a record gets its id, its
-//   timestamp (never going backwards) and is formatted into one scratch
-//   string; so ids and timestamps increase in file order and two records can
-//   never interleave.
-// - ASYNCHRONOUS / PERFORMANCE: the record is copied into the RingBuffer;
-//   the writer is woken for the first record after it went idle and when
-//   the buffer is a quarter full, else it takes a batch every kBatchWindow. When the buffer is full,
-//   ASYNCHRONOUS waits for space (Audit_log_write_waits), PERFORMANCE drops
-//   the record (Audit_log_events_lost). The writer takes everything pending,
-//   writes it with one writev outside mu_ (under file_mu_), then frees it.
-// - SEMISYNCHRONOUS / SYNCHRONOUS: the session writes its record itself
-//   under mu_ then file_mu_; SYNCHRONOUS also fdatasyncs each record.
+// - Session threads call append(). The record is formatted first, with no
+//   shared state touched. Then, in ASYNCHRONOUS and PERFORMANCE, it is
+//   handed to a lock-free RecordRing (record_ring.h explains the design
+//   and its memory ordering): one compare-and-swap gives the record its id
+//   and its bytes, the id and the time (never going backwards, see
+//   stamp_time()) are written into the text, the record is copied into the
+//   ring and published. Ids and byte ranges are handed out in the same
+//   order and the writer consumes in that order, so ids and timestamps
+//   increase in file order and two records never interleave. No session
+//   waits for another on this path.
+// - The writer thread takes every published record from the oldest on (up
+//   to the first one still being copied), writes them with one writev under
+//   file_mu_, then frees them. It sleeps up to kBatchWindow to let a batch
+//   build up; a session wakes it (mu_ + cv_data_) only when it sleeps idle
+//   (nothing pending) or the buffer is a quarter full, checked with one
+//   atomic load of writer_state_.
+// - Full buffer: ASYNCHRONOUS waits for space (Audit_log_write_waits; on
+//   cv_space_, registered in waiters_), PERFORMANCE drops the record
+//   (Audit_log_events_lost). A record longer than the whole buffer is, in
+//   ASYNCHRONOUS, reserved by reference: the session keeps its bytes and
+//   waits until the writer has written them (counted as a wait), in order;
+//   in PERFORMANCE it is dropped.
+// - SEMISYNCHRONOUS / SYNCHRONOUS: the session stamps and writes its record
+//   itself under mu_ then file_mu_; SYNCHRONOUS also fdatasyncs each record.
 // - Lock order: mu_ before file_mu_. reopen() and rotation take file_mu_.
 // Failure handling: a failed write (full disk, I/O error) drops the records
 // it carried (counted as lost and in Audit_log_write_errors), is reported
 // once to the error log, and the next write tries again; recovery is
 // reported too. The writer never retries in a loop, so in the
-// non-synchronous strategies a full disk never blocks sessions.
+// non-synchronous strategies a full disk never blocks sessions beyond
+// ASYNCHRONOUS's wait for space (the buffer drains as records are dropped).
 // Durability: records are in the kernel once written; SYNCHRONOUS also
 // makes each durable before append() returns. stop() drains the buffer.
 #pragma once
@@ -37,7 +50,7 @@
 #include "fs.h"
 #include "log_file.h"
 #include "record.h"
-#include "ring_buffer.h"
+#include "record_ring.h"
 
 namespace strata_audit {
 
@@ -116,6 +129,17 @@ class AuditLog {
   uint64_t last_record_id() const;
 
  private:
+  enum WriterState : int { kBusy, kBatchSleep, kIdleSleep };
+
+  bool asynchronous() const {
+    return opts_.strategy == Strategy::kAsynchronous ||
+           opts_.strategy == Strategy::kPerformance;
+  }
+  // The record's time: the clock, but never before a time already given to
+  // a record with a smaller id (a clock stepping back).
+  int64_t stamp_time();
+  void append_sync(std::string_view head, std::string_view tail);
+  void wake_writer();
   void writer_main();
   // Writes the given spans as n records; file_mu_ must be held.
   void write_locked(std::string_view a, std::string_view b, uint64_t n,
@@ -124,25 +148,22 @@ class AuditLog {
 
   Options opts_;
   Stats stats_;
+  std::string log_start_;  // set by start(), then read-only
 
-  mutable std::mutex mu_;  // guards everything below up to file_mu_
-  std::condition_variable cv_data_;   // writer waits for data
-  std::condition_variable cv_space_;  // producers wait for space / drain
-  RingBuffer ring_;
-  uint64_t pending_records_ = 0;
-  uint64_t next_id_ = 1;
-  int64_t last_time_us_ = 0;
-  std::string scratch_;
-  std::string log_start_;
-  bool writer_sleeping_ = false;  // in either wait below
-  bool writer_idle_ = false;      // waiting for a first record
-  int flush_waiters_ = 0;         // flush_buffer() callers: write at once
-  bool big_pending_ = false;      // a record > buffer waits for the drain
-  uint64_t pushed_bytes_ = 0;     // ever queued into ring_
-  uint64_t consumed_bytes_ = 0;   // ever written out of ring_
-  bool writer_busy_ = false;
-  bool stop_ = false;
+  // ASYNCHRONOUS / PERFORMANCE: sessions and the writer, no lock.
+  RecordRing ring_;
+  std::atomic<int64_t> last_time_us_{0};
+  std::atomic<int> writer_state_{kBusy};
+  std::atomic<int> waiters_{0};  // sessions waiting on cv_space_
+  std::atomic<bool> stop_{false};
+
+  // Sleeping and waking, and the synchronous strategies.
+  mutable std::mutex mu_;
+  std::condition_variable cv_data_;   // the writer sleeps
+  std::condition_variable cv_space_;  // sessions wait for the writer
   bool running_ = false;
+  uint64_t sync_next_id_ = 1;  // SEMISYNCHRONOUS / SYNCHRONOUS
+  std::string scratch_;        // SEMISYNCHRONOUS / SYNCHRONOUS
 
   std::mutex file_mu_;  // guards file_, io_error_, rotation settings
   LogFile file_;

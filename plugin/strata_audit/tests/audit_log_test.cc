@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <thread>
 
 #include "audit_log.h"
@@ -298,5 +300,148 @@ TEST(AuditLog, BigRecordsUnderLoadKeepFileOrder) {
     ASSERT_TRUE(looks_complete(l));
     ASSERT_EQ(record_id(l), prev + 1);
     prev = record_id(l);
+  }
+}
+
+namespace {
+
+// "timestamp":"..." of a JSON line (sortable text: fixed width, UTC).
+std::string timestamp(const std::string &line) {
+  const size_t p = line.find("\"timestamp\":\"");
+  return p == std::string::npos ? "" : line.substr(p, 45);
+}
+
+}  // namespace
+
+// Many sessions through the lock-free buffer, small (many laps, full most
+// of the time) and default size: every record is in the file exactly once,
+// whole, ids consecutive in file order, each session's records in its own
+// order, timestamps never going back.
+TEST(AuditLog, ManyProducersEveryRecordOnceInIdOrder) {
+  for (size_t buffer : {size_t{4096}, size_t{1} << 20}) {
+    TempDir d;
+    Options o;
+    o.path = d.file("audit.log");
+    o.buffer_size = buffer;
+    constexpr int kThreads = 16;
+    constexpr int kPer = 2000;
+    {
+      AuditLog log(o);
+      std::string err;
+      ASSERT_EQ(log.start(&err), 0) << err;
+      std::vector<std::thread> ts;
+      for (int t = 0; t < kThreads; ++t)
+        ts.emplace_back([&, t] {
+          for (int i = 0; i < kPer; ++i)
+            log.append(query("q " + std::to_string(t) + " " + std::to_string(i) +
+                             " " + std::string(static_cast<size_t>(i % 50), 'x')));
+        });
+      for (auto &t : ts) t.join();
+      log.stop();
+      EXPECT_EQ(log.stats().events_written, uint64_t{kThreads} * kPer);
+      EXPECT_EQ(log.stats().events_lost, 0u);
+    }
+    const auto ls = lines(read_file(d.file("audit.log")));
+    ASSERT_EQ(ls.size(), size_t{kThreads} * kPer) << buffer;
+    std::vector<int> next(kThreads, 0);
+    std::string prev_ts;
+    for (size_t n = 0; n < ls.size(); ++n) {
+      const std::string &l = ls[n];
+      ASSERT_TRUE(looks_complete(l)) << l;
+      ASSERT_EQ(record_id(l), static_cast<long long>(n + 1));
+      const size_t q = l.find("\"sqltext\":\"q ");
+      ASSERT_NE(q, std::string::npos) << l;
+      int t = -1, i = -1;
+      ASSERT_EQ(std::sscanf(l.c_str() + q + 13, "%d %d", &t, &i), 2) << l;
+      ASSERT_TRUE(t >= 0 && t < kThreads);
+      ASSERT_EQ(i, next[t]) << "session " << t;  // once each, in order
+      ++next[t];
+      ASSERT_GE(timestamp(l), prev_ts);
+      prev_ts = timestamp(l);
+    }
+  }
+}
+
+// PERFORMANCE with a stalled writer: sessions never wait, every record is
+// either written or counted as lost, and the written ones have consecutive
+// ids (a dropped record takes no id).
+TEST(AuditLog, PerformanceCountsEveryDropUnderConcurrency) {
+  TempDir d;
+  FaultFs fs;
+  Options o;
+  o.path = d.file("audit.log");
+  o.strategy = Strategy::kPerformance;
+  o.buffer_size = 8192;
+  o.fs = &fs;
+  constexpr int kThreads = 8, kPer = 500;
+  {
+    AuditLog log(o);
+    std::string err;
+    ASSERT_EQ(log.start(&err), 0);
+    fs.close_gate();
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&] {
+        for (int i = 0; i < kPer; ++i) log.append(query("select 'perf'"));
+      });
+    for (auto &t : ts) t.join();  // returns with the writer still stalled
+    EXPECT_GT(log.stats().events_lost, 0u);
+    EXPECT_EQ(log.stats().write_waits, 0u);
+    fs.open_gate();
+    log.stop();
+    EXPECT_EQ(log.stats().events_written + log.stats().events_lost,
+              uint64_t{kThreads} * kPer);
+    const auto ls = lines(read_file(d.file("audit.log")));
+    EXPECT_EQ(ls.size(), log.stats().events_written);
+    for (size_t n = 0; n < ls.size(); ++n)
+      ASSERT_EQ(record_id(ls[n]), static_cast<long long>(n + 1));
+  }
+}
+
+// ASYNCHRONOUS with a stalled writer (e.g. a slow or hung disk): sessions
+// go on without waiting while the buffer has room; only a record that does
+// not fit waits, and it is written in its place once the writer moves.
+TEST(AuditLog, AStalledWriterBlocksNobodyUntilTheBufferIsFull) {
+  TempDir d;
+  FaultFs fs;
+  Options o;
+  o.path = d.file("audit.log");
+  o.buffer_size = 8192;
+  o.fs = &fs;
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  fs.close_gate();  // the writer's first write blocks: it is stuck
+  log.append(query("first"));
+  // About half the buffer, from several sessions: no waits.
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 4; ++i) log.append(query("fits"));
+    });
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(log.stats().write_waits, 0u);
+  // Longer than the free space, shorter than the buffer: waits.
+  const std::string big(6000, 'w');
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    log.append(query(big));
+    returned = true;
+  });
+  while (log.stats().write_waits == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(returned);
+  fs.open_gate();
+  waiter.join();
+  log.append(query("last"));
+  log.stop();
+  const auto ls = lines(read_file(d.file("audit.log")));
+  ASSERT_EQ(ls.size(), 19u);
+  EXPECT_NE(ls[0].find("first"), std::string::npos);
+  EXPECT_NE(ls[17].find(big), std::string::npos);
+  EXPECT_NE(ls[18].find("last"), std::string::npos);
+  for (size_t n = 0; n < ls.size(); ++n) {
+    ASSERT_TRUE(looks_complete(ls[n]));
+    ASSERT_EQ(record_id(ls[n]), static_cast<long long>(n + 1));
   }
 }
