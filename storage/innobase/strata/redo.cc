@@ -35,6 +35,7 @@
 #include "backend.h"
 #include "backend_logservice.h"
 #include "fault.h"
+#include "local_nodes.h"
 #include "log0chkp.h"
 #include "log0consumer.h"
 #include "log0files_governor.h"
@@ -46,6 +47,8 @@
 #include "srv0mon.h"
 #include "srv0srv.h"
 #include "ut0log.h"
+
+extern bool opt_initialize;  // sql/mysqld.h: mysqld --initialize
 
 namespace strata::redo {
 
@@ -70,6 +73,7 @@ constexpr const char *kPointerCreator = "Strata log service";
 std::string g_dir_path;               // dir:// target, empty for a node list
 std::vector<std::string> g_nodes;     // host:port list
 std::string g_secret;                 // never logged
+std::string g_local_cluster_id;       // innodb_log_service_local_nodes
 
 /* The volume, from sys_init() to shutdown(). */
 std::unique_ptr<Backend> g_backend;
@@ -90,7 +94,10 @@ std::atomic<uint64_t> g_checkpoint_written{0};
 std::atomic<uint64_t> g_released_lsn{0};
 
 std::string volume_name() { return cfg_volume != nullptr ? cfg_volume : ""; }
-std::string cluster_id() { return cfg_cluster_id != nullptr ? cfg_cluster_id : ""; }
+std::string cluster_id() {
+  if (!g_local_cluster_id.empty()) return g_local_cluster_id;
+  return cfg_cluster_id != nullptr ? cfg_cluster_id : "";
+}
 
 std::string trim(std::string s) {
   const auto b = s.find_first_not_of(" \t\r\n");
@@ -513,12 +520,60 @@ dberr_t sys_init_existing(log_t &log) {
 
 }  // namespace
 
+/* innodb_log_service_local_nodes: start our own nodes (local_nodes.cc) and
+use them as if their addresses had been configured. */
+bool start_local(std::string *why) {
+  if (cfg_addresses != nullptr && cfg_addresses[0] != '\0') {
+    *why = "innodb_log_service_local_nodes and innodb_log_service_addresses "
+           "cannot be combined: the first runs the log service inside this "
+           "server's data directory, the second names an external one";
+    return false;
+  }
+  if ((cfg_secret != nullptr && cfg_secret[0] != '\0') ||
+      (cfg_secret_file != nullptr && cfg_secret_file[0] != '\0')) {
+    *why = "innodb_log_service_local_nodes generates its own secret; do not "
+           "set innodb_log_service_secret or innodb_log_service_secret_file";
+    return false;
+  }
+  if (srv_redo_log_encrypt) {
+    *why = "innodb_redo_log_encrypt is not supported with the log service";
+    return false;
+  }
+  LocalCluster local;
+  if (!start_local_nodes(opt_initialize, &local, why)) {
+    *why = "innodb_log_service_local_nodes: " + *why;
+    return false;
+  }
+  g_nodes = local.addresses;
+  g_secret = local.secret;
+  g_local_cluster_id = local.cluster_id;
+  /* SHOW VARIABLES tells the truth (g_local_cluster_id lives as long as
+  the process; the option is read-only and not MEMALLOC). */
+  cfg_cluster_id = const_cast<char *>(g_local_cluster_id.c_str());
+  cfg_write_quorum = static_cast<uint>(g_nodes.size() / 2 + 1);
+  std::string list;
+  for (const auto &a : g_nodes) list += (list.empty() ? "" : ",") + a;
+  ib::info(ER_IB_MSG_1258) << "log service: started " << g_nodes.size()
+                           << " local nodes in " << local.root << " (" << list
+                           << ", cluster " << g_local_cluster_id << ", write quorum "
+                           << cfg_write_quorum << ")";
+  return true;
+}
+
 bool validate_params() {
   g_enabled = false;
+  std::string why;
+  if (cfg_local_nodes > 0) {
+    if (!start_local(&why)) {
+      ib::error(ER_IB_MSG_1259) << why;
+      return false;
+    }
+    g_enabled = true;
+    return true;
+  }
   if (cfg_addresses == nullptr || cfg_addresses[0] == '\0') {
     return true;
   }
-  std::string why;
   if (!parse_addresses(trim(cfg_addresses), &why)) {
     ib::error(ER_IB_MSG_1259) << "innodb_log_service_addresses: " << why;
     return false;
@@ -741,6 +796,8 @@ void governor_tick(log_t &log) {
 void shutdown() {
   g_backend.reset();
   g_secret.assign(g_secret.size(), '\0');
+  /* After the last redo write: the local nodes may go now. */
+  stop_local_nodes();
 }
 
 std::vector<NodeHealth> node_rows() {

@@ -77,6 +77,7 @@ ADD_DEPENDENCIES(strata_logservice_client_lib strata_logservice_build)
 LIST(APPEND INNOBASE_SOURCES
   strata/backend_dir.cc
   strata/backend_logservice.cc
+  strata/local_nodes.cc
   strata/meta.cc
   strata/pfs_nodes.cc
   strata/redo.cc
