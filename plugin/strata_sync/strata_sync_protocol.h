@@ -86,6 +86,71 @@ inline std::size_t encode_ack(unsigned char *buf, const char *file,
   return nullptr;
 }
 
+/* The replica-to-source direction of a strong-sync dump connection carries
+   nothing but ack packets (and, at the end, COM_QUIT), each one MySQL
+   protocol packet: 3-byte little-endian payload length, 1-byte sequence
+   number, payload. On plain TCP the source's ack reader thread reads these
+   bytes straight from the socket (the dump thread never reads from it), so
+   it has to find the packet boundaries itself: PacketSplitter does that
+   over whatever chunks recv() returned. A payload longer than kAckMaxSize
+   is an error (no valid packet is that long). */
+inline constexpr std::size_t kPacketHeaderSize = 4;
+inline constexpr unsigned char kComQuit = 0x01;
+
+class PacketSplitter {
+ public:
+  /** Appends received bytes. */
+  void feed(const unsigned char *data, std::size_t len) {
+    compact();
+    if (m_used + len > sizeof(m_buf)) {  // next() was not drained first
+      m_error = "ack stream overflow";
+      return;
+    }
+    std::memcpy(m_buf + m_used, data, len);
+    m_used += len;
+  }
+
+  /** Returns the next complete payload (valid until the next call of feed()
+      or next()), or nullptr if none is complete or the stream is broken
+      (then error() says why). */
+  const unsigned char *next(std::size_t *len) {
+    if (m_error != nullptr) return nullptr;
+    compact();
+    if (m_used < kPacketHeaderSize) return nullptr;
+    const std::size_t payload = std::size_t{m_buf[0]} |
+                                (std::size_t{m_buf[1]} << 8) |
+                                (std::size_t{m_buf[2]} << 16);
+    if (payload == 0 || payload > kAckMaxSize) {
+      m_error = "bad packet length on the ack stream";
+      return nullptr;
+    }
+    if (m_used < kPacketHeaderSize + payload) return nullptr;
+    m_start = kPacketHeaderSize + payload;
+    *len = payload;
+    return m_buf + kPacketHeaderSize;
+  }
+
+  const char *error() const { return m_error; }
+  /** Bytes buffered that do not form a complete packet yet. */
+  std::size_t pending() const { return m_used - m_start; }
+
+  /** At most this many bytes may be fed between two drains by next(). */
+  static constexpr std::size_t kMaxFeed = 4096;
+
+ private:
+  void compact() {  // drop the packet returned last time
+    if (m_start == 0) return;
+    std::memmove(m_buf, m_buf + m_start, m_used - m_start);
+    m_used -= m_start;
+    m_start = 0;
+  }
+
+  // One partial packet plus one feed.
+  unsigned char m_buf[kPacketHeaderSize + kAckMaxSize + kMaxFeed];
+  std::size_t m_used = 0, m_start = 0;
+  const char *m_error = nullptr;
+};
+
 }  // namespace strata::sync::wire
 
 #endif  // STRATA_SYNC_PROTOCOL_H

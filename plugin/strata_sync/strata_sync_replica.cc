@@ -11,7 +11,13 @@
    - after_read_event: check and strip the header; remember the ack flag.
    - after_queue_event: the event is in the relay log (written and flushed to
      the OS; synced as sync_relay_log says); send the ack (source file, end
-     position) on the same connection.
+     position) on the same connection. Acks are coalesced: if the next
+     packet is already in the connection's read buffer (read by the same
+     recv(), so no system call to find out), the ack waits for it and one
+     ack for the later position covers both, up to kMaxDeferredEvents events
+     or kMaxDeferredBytes bytes. So a burst of commit groups read at once
+     costs one ack (one write here, one wake-up of the source's ack reader)
+     and delays no ack behind a packet that has not arrived.
    Per-channel state is thread-local: one receiver thread per channel, from
    start to stop. A send failure is logged and not fatal: the source sees the
    connection drop or times out per its policy. */
@@ -29,6 +35,7 @@
 #include "mysqld_error.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
 #include "sql/replication.h"
+#include "violite.h"
 
 static SERVICE_TYPE(registry) *reg_srv = nullptr;
 SERVICE_TYPE(log_builtins) *log_bi = nullptr;
@@ -45,11 +52,19 @@ static_assert(wire::kHeartbeatV2Type ==
 static_assert(wire::kEventTypeOffset == EVENT_TYPE_OFFSET);
 
 bool opt_enabled = false;
+bool opt_coalesce = true;
 std::atomic<long long> n_acks_sent{0};
+std::atomic<long long> n_acks_coalesced{0};  // acks folded into a later one
 std::atomic<long long> n_channels{0};  // channels streaming with strong sync
 
 thread_local bool tl_active = false;     // this channel uses strong sync
 thread_local bool tl_need_ack = false;   // the last event read asked for one
+thread_local bool tl_ack_due = false;    // an ack is owed (deferred)
+thread_local unsigned tl_deferred_events = 0;
+thread_local unsigned long tl_deferred_bytes = 0;
+
+constexpr unsigned kMaxDeferredEvents = 64;
+constexpr unsigned long kMaxDeferredBytes = 256 * 1024;
 
 /* 1: the source has strata_sync_source; 0: it has not; -1: query failed. */
 int source_has_plugin(MYSQL *mysql) {
@@ -69,6 +84,9 @@ void deactivate() {
   if (tl_active) n_channels--;
   tl_active = false;
   tl_need_ack = false;
+  tl_ack_due = false;
+  tl_deferred_events = 0;
+  tl_deferred_bytes = 0;
 }
 
 int on_thread_start(Binlog_relay_IO_param *) {
@@ -141,9 +159,22 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
 }
 
 int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
-                         unsigned long, uint32) {
-  if (!tl_active || !tl_need_ack) return 0;
-  tl_need_ack = false;
+                         unsigned long event_len, uint32) {
+  if (!tl_active) return 0;
+  if (tl_need_ack) {
+    tl_need_ack = false;
+    if (tl_ack_due) n_acks_coalesced++;
+    tl_ack_due = true;
+  }
+  if (!tl_ack_due) return 0;
+  Vio *vio = param->mysql->net.vio;
+  if (opt_coalesce && vio != nullptr && vio->has_data(vio) &&
+      ++tl_deferred_events < kMaxDeferredEvents &&
+      (tl_deferred_bytes += event_len) < kMaxDeferredBytes)
+    return 0;  // the next packet is here already: ack after it
+  tl_ack_due = false;
+  tl_deferred_events = 0;
+  tl_deferred_bytes = 0;
   unsigned char buf[wire::kAckMaxSize];
   const std::size_t n =
       wire::encode_ack(buf, param->master_log_name, param->master_log_pos);
@@ -197,7 +228,13 @@ MYSQL_SYSVAR_BOOL(enabled, opt_enabled, PLUGIN_VAR_OPCMDARG,
                   "when the receiver thread (re)connects.",
                   nullptr, nullptr, false);
 
-SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled), nullptr};
+MYSQL_SYSVAR_BOOL(coalesce_acks, opt_coalesce, PLUGIN_VAR_OPCMDARG,
+                  "When the next event is already received, acknowledge "
+                  "after it: one ack covers both (ON, the default).",
+                  nullptr, nullptr, true);
+
+SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled), MYSQL_SYSVAR(coalesce_acks),
+                          nullptr};
 
 int show_state(MYSQL_THD, SHOW_VAR *var, char *buf) {
   var->type = SHOW_CHAR;
@@ -214,11 +251,20 @@ int show_acks_sent(MYSQL_THD, SHOW_VAR *var, char *buf) {
   return 0;
 }
 
+int show_acks_coalesced(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = n_acks_coalesced.load();
+  return 0;
+}
+
 SHOW_VAR status_vars[] = {
     {"Strata_sync_replica_state", (char *)&show_state, SHOW_FUNC,
      SHOW_SCOPE_GLOBAL},
     {"Strata_sync_replica_acks_sent", (char *)&show_acks_sent, SHOW_FUNC,
      SHOW_SCOPE_GLOBAL},
+    {"Strata_sync_replica_acks_coalesced", (char *)&show_acks_coalesced,
+     SHOW_FUNC, SHOW_SCOPE_GLOBAL},
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
 

@@ -11,19 +11,25 @@
      asked for strong sync; reserve_header()/before_send_event() put the
      2-byte header on every packet and flag events that end at an ack point;
      after_send_event() flushes the connection after a flagged event.
-   - The dump thread also reads the ack after a flagged event (read_ack), on
-     its own connection (TLS-safe), moves the replica's acked position, the
-     quorum position (N-th highest) and wakes exactly the covered waiters.
-   - Connection watcher (one thread of ours, never a pool worker): poll()s
-     the replica sockets for hang-up only, so a stopped replica shows at once.
+   - Ack reader (one thread of ours, never a pool worker): on plain-TCP
+     connections (strata_sync_source_ack_reader=ON, the default) it alone
+     reads the replica-to-source byte stream, which carries nothing but ack
+     packets: poll(), recv() without blocking, split packets
+     (wire::PacketSplitter), move the replica's acked position, the quorum
+     position (N-th highest, once per batch) and wake exactly the covered
+     waiters. The dump thread then never reads; it sends on while acks come
+     back. On TLS connections (an SSL session must not be used by two
+     threads) the dump thread reads the acks itself, between packets
+     (read_ack, drain_acks), and the thread only watches for hang-up.
    - SHOW STATUS and SET GLOBAL run in client sessions and only take the
      mutex.
 
    Ordering and safety
    - One mutex, Source::m_mutex, a leaf lock: replicas, ack points, waiters,
-     quorum, counters. The receiver reads a socket only under the mutex and
-     only while its replica is registered; transmit_stop() unregisters under
-     the mutex, so no Vio is read after its dump thread left.
+     quorum, counters. The ack reader reads a socket only under the mutex,
+     without blocking, and only while its replica is registered;
+     transmit_stop() unregisters under the mutex, so no socket is read after
+     its dump thread left (its fd may be reused then).
    - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
      clears it). A waiter leaves when covered, or when the policy, a disable,
      a reset or shutdown releases it; every release without quorum is
@@ -35,6 +41,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -44,10 +51,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -60,6 +70,7 @@
 #include "my_thread.h"
 #include "mysql/psi/mysql_stage.h"
 #include "mysqld_error.h"
+#include "plugin/strata_sync/strata_sync_histogram.h"
 #include "plugin/strata_sync/strata_sync_position.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
 #include "sql/binlog.h"  // mysql_bin_log.get_binlog_end_pos()
@@ -91,6 +102,7 @@ bool opt_enabled = false;
 unsigned int opt_replicas = 1;
 unsigned long opt_policy = kBlock;
 unsigned long opt_timeout_ms = 10000;
+bool opt_ack_reader = true;
 
 
 const char *basename_of(const char *path) {
@@ -113,11 +125,25 @@ struct Replica {
   bool has_ack = false;
   Pos acked;
   std::uint64_t acks = 0;
+  /* Acks are read by the ack reader thread (plain TCP), not by the dump
+     thread; then splitter holds the bytes of a partly received packet. */
+  bool reader = false;
+  std::unique_ptr<wire::PacketSplitter> splitter;
+  /* Flagged events sent and not acknowledged yet, with their send time: the
+     ack round trip (Strata_sync_source_ack_rtt_*). Bounded. */
+  std::deque<std::pair<Pos, Clock::time_point>> sent;
+  /* Dump-thread path: while its dump thread waits for an ack (wake_armed),
+     after_sync() writes wake_fd (an eventfd) when the binary log grew, so
+     the dump thread goes on sending instead of sitting in the read. */
+  int wake_fd = -1;
+  bool wake_armed = false;
 };
+constexpr std::size_t kMaxSentTimes = 4096;
 
 /* Per dump thread: which replica this thread serves (0 = async replica).
    A binlog dump runs on one OS thread from start to stop. */
 thread_local std::uint64_t tl_replica_id = 0;
+thread_local bool tl_reader = false;  // the ack reader thread reads its acks
 thread_local bool tl_last_flagged = false;
 thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
 thread_local my_off_t tl_flagged_pos = 0;
@@ -159,6 +185,8 @@ class Source {
 
   std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
                 n_degradations = 0, n_unacked_commits = 0;
+  Histogram wait_hist;  // µs per waiting commit group (after_sync)
+  Histogram rtt_hist;   // µs from sending a flagged event to its ack
   std::atomic<std::size_t> waiting{0};  // also read without m_mutex
   bool quorum_valid = false;
   Pos quorum;
@@ -187,6 +215,8 @@ class Source {
 
  private:
   bool read_one_ack(NET *net, Pos *got);
+  void apply_ack(Replica &r, const Pos &got);
+  void read_socket_locked(Replica &r);
   void wake_receiver();
 
   std::mutex m_mutex;
@@ -264,6 +294,15 @@ void Source::after_sync(const char *file, my_off_t pos) {
   Waiter w;
   w.pos = Pos{basename_of(file), pos};
   std::unique_lock<std::mutex> lk(m_mutex);
+  // The binary log end has moved (it does before after_sync): a dump thread
+  // waiting for an ack has more to send.
+  for (auto &r : replicas)
+    if (r.second.wake_armed) {
+      r.second.wake_armed = false;
+      const std::uint64_t one = 1;
+      ssize_t n = ::write(r.second.wake_fd, &one, sizeof(one));
+      (void)n;  // a full counter: a wake-up is pending anyway
+    }
   if (covered(w.pos)) return;
   // Flushed before strong sync was enabled: no replica will be asked for it.
   if (m_ack_points.count(w.pos) == 0) return;
@@ -333,9 +372,11 @@ void Source::after_sync(const char *file, my_off_t pos) {
       }
   }
   waiting--;
-  wait_time_us += std::chrono::duration_cast<std::chrono::microseconds>(
-                      Clock::now() - w.since)
-                      .count();
+  const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                          Clock::now() - w.since)
+                          .count();
+  wait_time_us += waited;
+  wait_hist.add(static_cast<std::uint64_t>(waited));
   lk.unlock();
   strata_thd_wait_end(thd);
   THD_EXIT_COND(thd, &old_stage);
@@ -441,9 +482,12 @@ void Source::recompute_quorum() {
   }
 }
 
-/* Watches the replica sockets for hang-up only (POLLRDHUP, never POLLIN):
-   it consumes no byte, so it never touches a TLS session the dump thread
-   uses. Acks are read by the dump thread itself (read_ack). */
+/* The ack reader thread. Plain-TCP replicas (Replica::reader): polls their
+   sockets for input and reads every ack as it arrives (read_socket_locked),
+   so an ack never waits for the dump thread, and a batch of acks read in
+   one round moves the quorum once. TLS replicas: polls for hang-up only
+   (POLLRDHUP, never POLLIN, no byte consumed: the dump thread owns the SSL
+   session and reads their acks), so a stopped replica shows at once. */
 void Source::receiver_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
@@ -456,15 +500,17 @@ void Source::receiver_loop() {
       std::lock_guard<std::mutex> lk(m_mutex);
       for (const auto &r : replicas)
         if (r.second.connected) {
-          fds.push_back({r.second.fd, POLLRDHUP, 0});
+          fds.push_back({r.second.fd,
+                         static_cast<short>(r.second.reader ? POLLIN | POLLRDHUP
+                                                            : POLLRDHUP),
+                         0});
           ids.push_back(r.first);
         }
     }
     const int n = poll(fds.data(), fds.size(), 1000);
     if (n < 0 && errno != EINTR) {
       LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: poll() in the connection watcher failed: "
-                      "%s",
+                      "strata_sync: poll() in the ack reader failed: %s",
                       strerror(errno));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
@@ -476,17 +522,91 @@ void Source::receiver_loop() {
       }
     }
     std::lock_guard<std::mutex> lk(m_mutex);
+    bool acked = false;
     for (std::size_t i = 1; i < fds.size(); i++) {
-      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
-        continue;
+      if (fds[i].revents == 0) continue;
+      // Registered under m_mutex: its dump thread has not left, so the fd
+      // is still this replica's connection.
       auto it = replicas.find(ids[i]);
       if (it == replicas.end() || !it->second.connected) continue;
-      it->second.connected = false;
+      Replica &r = it->second;
+      if (r.reader) {
+        const std::uint64_t before = r.acks;
+        read_socket_locked(r);  // also notices EOF and errors
+        acked |= r.acks != before;
+        continue;
+      }
+      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+        continue;
+      r.connected = false;
       LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                       "strata_sync: replica server_id %u closed its "
                       "connection",
-                      it->second.server_id);
+                      r.server_id);
     }
+    if (acked) recompute_quorum();
+  }
+}
+
+/* Ack reader, m_mutex held, r.reader: reads what the socket holds without
+   blocking (the dump thread never reads this socket), splits it into
+   packets and applies each ack; the caller recomputes the quorum once.
+   EOF, a socket error, COM_QUIT or a malformed packet: the replica no
+   longer counts (its dump thread ends at its next write). */
+void Source::read_socket_locked(Replica &r) {
+  unsigned char buf[wire::PacketSplitter::kMaxFeed];
+  const char *bad = nullptr;
+  for (int round = 0; round < 64 && bad == nullptr; round++) {
+    const ssize_t got = ::recv(r.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (got == 0) {
+      bad = "connection closed";
+      break;
+    }
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) bad = "socket error";  // EWOULDBLOCK == EAGAIN
+      break;
+    }
+    r.splitter->feed(buf, static_cast<std::size_t>(got));
+    std::size_t len = 0;
+    while (const unsigned char *pkt = r.splitter->next(&len)) {
+      if (len == 1 && pkt[0] == wire::kComQuit) {
+        bad = "COM_QUIT";
+        break;
+      }
+      char name[wire::kMaxFileNameLength + 1];
+      std::uint64_t pos = 0;
+      bad = wire::parse_ack(pkt, len, name, &pos);
+      if (bad != nullptr) break;
+      apply_ack(r, Pos{name, pos});
+    }
+    if (bad == nullptr) bad = r.splitter->error();
+    if (static_cast<std::size_t>(got) < sizeof(buf)) break;  // drained
+  }
+  if (bad == nullptr) return;
+  LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_sync: no more acks from replica server_id %u (%s)",
+                  r.server_id, bad);
+  r.connected = false;
+  if (bad != std::string_view("connection closed") &&
+      bad != std::string_view("COM_QUIT"))
+    ::shutdown(r.fd, SHUT_RDWR);  // garbage: end the dump, as a read error
+}
+
+/* m_mutex held: one ack from replica r (does not recompute the quorum). */
+void Source::apply_ack(Replica &r, const Pos &got) {
+  if (!r.has_ack || r.acked < got) r.acked = got;
+  r.has_ack = true;
+  r.acks++;
+  n_acks++;
+  if (r.sent.empty() || got < r.sent.front().first) return;
+  const auto now = Clock::now();
+  while (!r.sent.empty() && r.sent.front().first <= got) {
+    rtt_hist.add(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            now - r.sent.front().second)
+            .count()));
+    r.sent.pop_front();
   }
 }
 
@@ -525,10 +645,7 @@ bool Source::read_one_ack(NET *net, Pos *got) {
     return false;
   }
   *got = Pos{name, acked};
-  if (!r.has_ack || r.acked < *got) r.acked = *got;
-  r.has_ack = true;
-  r.acks++;
-  n_acks++;
+  apply_ack(r, *got);
   recompute_quorum();
   return true;
 }
@@ -537,9 +654,56 @@ bool Source::read_one_ack(NET *net, Pos *got) {
    (file, pos) or a later one arrives. Earlier acks (heartbeats) come first. */
 void Source::read_ack(NET *net, const char *file, my_off_t pos) {
   const Pos want{basename_of(file), pos};
+  Vio *vio = net->vio;
+  int wake_fd = -1;
+  {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    auto it = replicas.find(tl_replica_id);
+    if (it == replicas.end()) return;
+    wake_fd = it->second.wake_fd;
+  }
+  const int timeout_ms = vio->read_timeout > 0 ? vio->read_timeout : 60000;
+  const auto since = Clock::now();
   Pos got;
-  while (read_one_ack(net, &got))
-    if (want <= got) return;
+  for (;;) {
+    bool readable = vio->has_data(vio);
+    if (!readable && wake_fd >= 0 &&
+        Clock::now() - since < std::chrono::milliseconds(timeout_ms)) {
+      {
+        std::lock_guard<std::mutex> lk(m_mutex);
+        auto it = replicas.find(tl_replica_id);
+        if (it == replicas.end()) return;
+        it->second.wake_armed = true;
+      }
+      // Armed before this check: a group published after it writes wake_fd.
+      if (ack_may_wait(file, pos)) {
+        std::lock_guard<std::mutex> lk(m_mutex);
+        auto it = replicas.find(tl_replica_id);
+        if (it != replicas.end()) it->second.wake_armed = false;
+        return;
+      }
+      pollfd fds[2] = {{vio_fd(vio), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+      const int n = poll(fds, 2, std::min(timeout_ms, 1000));
+      if (n > 0 && fds[1].revents) {
+        std::uint64_t v;
+        ssize_t r = ::read(wake_fd, &v, sizeof(v));
+        (void)r;
+      }
+      {
+        std::lock_guard<std::mutex> lk(m_mutex);
+        auto it = replicas.find(tl_replica_id);
+        if (it == replicas.end()) return;
+        it->second.wake_armed = false;
+      }
+      if (n < 0 && errno != EINTR) wake_fd = -1;  // fall back to reading
+      if (n <= 0 || !fds[0].revents) continue;    // re-check what to do
+      readable = true;
+    }
+    // Readable, or waited longer than the read timeout (the blocking read
+    // then fails and the replica no longer counts), or no eventfd.
+    (void)readable;
+    if (!read_one_ack(net, &got) || want <= got) return;
+  }
 }
 
 /* Dump thread, after a flagged event at (file, pos) (flushed): may it go on
@@ -618,6 +782,13 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
     Replica &r = replicas[tl_replica_id];
     r.server_id = param->server_id;
     r.fd = vio_fd(net->vio);
+    // TLS: the dump thread owns the SSL session and reads the acks itself.
+    r.reader = opt_ack_reader && vio_type(net->vio) != VIO_TYPE_SSL;
+    if (r.reader)
+      r.splitter = std::make_unique<wire::PacketSplitter>();
+    else
+      r.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: plain reads
+    tl_reader = r.reader;
     // A replica asking from (file, pos) has everything before it. With GTID
     // auto-position there is no file; its first heartbeat ack says the same.
     if (file != nullptr && *file != '\0' && pos > 4) {
@@ -630,8 +801,11 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
   wake_receiver();
   param->set_observe_flag();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                  "strata_sync: strong-sync replica server_id %u connected",
-                  param->server_id);
+                  "strata_sync: strong-sync replica server_id %u connected "
+                  "(%s; acks read by the %s)",
+                  param->server_id,
+                  vio_type(net->vio) == VIO_TYPE_SSL ? "TLS" : "no TLS",
+                  tl_reader ? "ack reader thread" : "dump thread");
   return 0;
 }
 
@@ -643,10 +817,12 @@ void Source::transmit_stop() {
     auto it = replicas.find(tl_replica_id);
     if (it != replicas.end()) {
       server_id = it->second.server_id;
+      if (it->second.wake_fd >= 0) close(it->second.wake_fd);
       replicas.erase(it);
     }
   }
   tl_replica_id = 0;
+  tl_reader = false;
   wake_receiver();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                   "strata_sync: strong-sync replica server_id %u disconnected",
@@ -655,8 +831,16 @@ void Source::transmit_stop() {
 
 bool Source::before_send_event(const char *file, my_off_t pos) {
   if (!m_have_points) return false;
+  Pos p{basename_of(file), pos};
   std::lock_guard<std::mutex> lk(m_mutex);
-  return m_ack_points.count(Pos{basename_of(file), pos}) != 0;
+  if (m_ack_points.count(p) == 0) return false;
+  auto it = replicas.find(tl_replica_id);
+  if (it != replicas.end()) {
+    auto &sent = it->second.sent;
+    if (sent.size() >= kMaxSentTimes) sent.pop_front();
+    sent.emplace_back(std::move(p), Clock::now());
+  }
+  return true;
 }
 
 void Source::reset() {
@@ -666,7 +850,10 @@ void Source::reset() {
   quorum_valid = false;
   m_released_valid = m_failed_valid = false;
   degraded = false;
-  for (auto &r : replicas) r.second.has_ack = false;
+  for (auto &r : replicas) {
+    r.second.has_ack = false;
+    r.second.sent.clear();
+  }
   if (!m_waiters.empty()) {
     for (auto &w : m_waiters) note_released(w.first, false);
     release_all_locked();
@@ -743,7 +930,8 @@ int on_reserve_header(Binlog_transmit_param *, unsigned char *header,
                       unsigned long size, unsigned long *len) {
   if (tl_replica_id == 0) return 0;
   THD *thd = current_thd;
-  if (g_source->drain_acks(thd->get_protocol_classic()->get_net()))
+  if (!tl_reader &&
+      g_source->drain_acks(thd->get_protocol_classic()->get_net()))
     thd->clear_error();  // a lost replica shows in its state, not here
   if (size < wire::kEventHeaderSize) return 1;
   header[0] = wire::kEventMagic;
@@ -775,6 +963,7 @@ int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
   NET *net = thd->get_protocol_classic()->get_net();
   // The replica must see a flagged event now, not when the buffer fills.
   if (net_flush(net)) return 0;  // the server ends the dump on net errors
+  if (tl_reader) return 0;       // the ack reader thread takes the ack
   if (g_source->ack_may_wait(tl_flagged_file, tl_flagged_pos)) return 0;
   g_source->read_ack(net, tl_flagged_file, tl_flagged_pos);
   thd->clear_error();
@@ -849,8 +1038,17 @@ MYSQL_SYSVAR_ULONG(timeout, opt_timeout_ms, PLUGIN_VAR_OPCMDARG,
                    nullptr, update_and_notify<unsigned long>, 10000, 1,
                    ~0UL >> 1, 1);
 
-SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled), MYSQL_SYSVAR(replicas),
-                          MYSQL_SYSVAR(policy), MYSQL_SYSVAR(timeout), nullptr};
+MYSQL_SYSVAR_BOOL(ack_reader, opt_ack_reader, PLUGIN_VAR_OPCMDARG,
+                  "Read the acknowledgements of plain-TCP strong-sync "
+                  "replicas in the plugin's ack reader thread as they arrive "
+                  "(ON, the default); OFF: the dump thread reads them between "
+                  "packets, as always on TLS connections. Takes effect when "
+                  "a replica connects.",
+                  nullptr, nullptr, true);
+
+SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
+                          MYSQL_SYSVAR(policy),     MYSQL_SYSVAR(timeout),
+                          MYSQL_SYSVAR(ack_reader), nullptr};
 
 int show_string(SHOW_VAR *var, char *buf, const std::string &s) {
   var->type = SHOW_CHAR;
@@ -863,6 +1061,16 @@ int show_number(SHOW_VAR *var, char *buf, std::uint64_t v) {
   var->type = SHOW_LONGLONG;
   var->value = buf;
   *reinterpret_cast<long long *>(buf) = static_cast<long long>(v);
+  return 0;
+}
+
+/* Longer than SHOW_VAR_FUNC_BUFF_SIZE: a per-thread buffer, which SHOW
+   STATUS copies before this thread calls again. */
+int show_long_string(SHOW_VAR *var, char *, const std::string &s) {
+  thread_local std::string keep;
+  keep = s;
+  var->type = SHOW_CHAR;
+  var->value = const_cast<char *>(keep.c_str());
   return 0;
 }
 
@@ -886,6 +1094,22 @@ STRATA_SHOW(acks, number, s.n_acks)
 STRATA_SHOW(timeouts, number, s.n_timeouts)
 STRATA_SHOW(degradations, number, s.n_degradations)
 STRATA_SHOW(unacked_commits, number, s.n_unacked_commits)
+STRATA_SHOW(wait_avg_us, number,
+            s.wait_hist.count() ? s.wait_hist.sum() / s.wait_hist.count() : 0)
+STRATA_SHOW(wait_p50_us, number, s.wait_hist.quantile(0.5))
+STRATA_SHOW(wait_p99_us, number, s.wait_hist.quantile(0.99))
+STRATA_SHOW(wait_max_us, number, s.wait_hist.max())
+STRATA_SHOW(wait_histogram, long_string, s.wait_hist.to_string())
+STRATA_SHOW(ack_rtts, number, s.rtt_hist.count())
+STRATA_SHOW(ack_rtt_time_us, number, s.rtt_hist.sum())
+STRATA_SHOW(ack_rtt_p99_us, number, s.rtt_hist.quantile(0.99))
+STRATA_SHOW(ack_rtt_histogram, long_string, s.rtt_hist.to_string())
+STRATA_SHOW(ack_reader_replicas, number, [&s] {
+  std::uint64_t n = 0;
+  for (const auto &r : s.replicas)
+    n += r.second.reader && r.second.connected ? 1 : 0;
+  return n;
+}())
 
 #define STRATA_STATUS(name) \
   {"Strata_sync_source_" #name, (char *)&show_##name, SHOW_FUNC, SHOW_SCOPE_GLOBAL}
@@ -898,6 +1122,13 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(waiting_sessions),
     STRATA_STATUS(acks),         STRATA_STATUS(timeouts),
     STRATA_STATUS(degradations), STRATA_STATUS(unacked_commits),
+    STRATA_STATUS(wait_avg_us),  STRATA_STATUS(wait_p50_us),
+    STRATA_STATUS(wait_p99_us),  STRATA_STATUS(wait_max_us),
+    STRATA_STATUS(wait_histogram),
+    STRATA_STATUS(ack_rtts),     STRATA_STATUS(ack_rtt_time_us),
+    STRATA_STATUS(ack_rtt_p99_us),
+    STRATA_STATUS(ack_rtt_histogram),
+    STRATA_STATUS(ack_reader_replicas),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
 

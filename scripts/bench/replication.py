@@ -13,6 +13,15 @@ strata_sync_source/replica) and each mode enables one pair only:
     semisync  rpl_semi_sync_source AFTER_SYNC, timeout 10^9 ms (never falls back)
     strong    strata_sync_source, policy block, N = 1
 
+Per point it also reports, from the servers' own counters (less sensitive
+to a noisy machine than tps): the commit wait distribution (strong sync:
+average, p50 and p99 from the difference of two snapshots of
+Strata_sync_source_wait_histogram; semisync: average only), the ack round
+trip (flagged event sent to ack read), and the CPU time (utime + stime,
+all threads) the source and the replica mysqld used per transaction.
+--source-ssl 0 makes the replication connection plain TCP (the server's
+default is TLS); --modes runs a subset.
+
 A mode switch restarts the replica's receiver so it connects with that mode's
 handshake and waits until the source sees it. Before every point the replica
 applies everything it has (so no backlog of one point is charged to the next).
@@ -136,35 +145,94 @@ def parse(out: str) -> dict:
             "errors": grab(r"ignored errors:\s+(\d+)")}
 
 
-def counters(src: MysqldInstance) -> dict:
+def cpu_seconds(inst: MysqldInstance) -> float:
+    """utime + stime of the mysqld process (all threads), in seconds."""
+    pid = inst.pid()
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def histogram(text: str) -> dict:
+    """Strata_sync_source_*_histogram: 'upper_us:count ...' -> {upper: count}."""
+    out = {}
+    for item in text.split():
+        upper, _, count = item.partition(":")
+        if upper.isdigit() and count.isdigit():
+            out[int(upper)] = int(count)
+    return out
+
+
+def quantile(hist: dict, q: float) -> int:
+    total = sum(hist.values())
+    if total <= 0:
+        return 0
+    seen = 0
+    for upper in sorted(hist):
+        seen += hist[upper]
+        if seen >= q * total:
+            return upper
+    return max(hist)
+
+
+def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
     names = ["Strata_sync_source_waits", "Strata_sync_source_wait_time_us", "Strata_sync_source_acks",
+             "Strata_sync_source_ack_rtts", "Strata_sync_source_ack_rtt_time_us",
              "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_tx_waits",
              "Rpl_semi_sync_source_tx_wait_time", "Com_commit"]
-    return {n: int(status(src, n) or 0) for n in names}
+    out = {n: int(status(src, n) or 0) for n in names}
+    for n in ("Strata_sync_replica_acks_sent", "Strata_sync_replica_acks_coalesced"):
+        out[n] = int(status(rep, n) or 0)
+    out["wait_hist"] = histogram(status(src, "Strata_sync_source_wait_histogram"))
+    out["source_cpu_s"] = cpu_seconds(src)
+    out["replica_cpu_s"] = cpu_seconds(rep)
+    return out
+
+
+def delta(after: dict, before: dict) -> dict:
+    d = {}
+    for k, v in after.items():
+        if isinstance(v, dict):
+            d[k] = {b: v[b] - before[k].get(b, 0) for b in v if v[b] - before[k].get(b, 0) > 0}
+        else:
+            d[k] = v - before[k]
+    return d
 
 
 def measure(src, rep, mode, workload, threads, args) -> dict:
     set_mode(src, rep, mode)
     catch_up(src, rep)
     load = os.getloadavg()[0]
-    before = counters(src)
+    before = counters(src, rep)
     t0 = time.monotonic()
     res = parse(sysbench(workload, src.port, args, threads, "run"))
-    after = counters(src)
+    after = counters(src, rep)
     res.update(mode=mode, workload=workload, threads=threads, load1=load,
-               seconds=round(time.monotonic() - t0, 1),
-               delta={k: after[k] - before[k] for k in after})
+               seconds=round(time.monotonic() - t0, 1), delta=delta(after, before))
     txns = (res["tps"] or 0) * args.time
     d = res["delta"]
+    if txns:
+        res["source_cpu_us_per_txn"] = d["source_cpu_s"] * 1e6 / txns
+        res["replica_cpu_us_per_txn"] = d["replica_cpu_s"] * 1e6 / txns
     if mode == "strong" and txns:
         res["waits_per_txn"] = d["Strata_sync_source_waits"] / txns
         res["wait_us_per_wait"] = (d["Strata_sync_source_wait_time_us"] / d["Strata_sync_source_waits"]
                                    if d["Strata_sync_source_waits"] else 0)
+        res["wait_p50_us"] = quantile(d["wait_hist"], 0.5)
+        res["wait_p99_us"] = quantile(d["wait_hist"], 0.99)
+        res["ack_rtt_us"] = (d["Strata_sync_source_ack_rtt_time_us"] / d["Strata_sync_source_ack_rtts"]
+                             if d["Strata_sync_source_ack_rtts"] else 0)
+        res["acks_per_txn"] = d["Strata_sync_source_acks"] / txns
     if mode == "semisync" and txns:
         res["waits_per_txn"] = d["Rpl_semi_sync_source_tx_waits"] / txns
         res["wait_us_per_wait"] = (d["Rpl_semi_sync_source_tx_wait_time"] / d["Rpl_semi_sync_source_tx_waits"]
                                    if d["Rpl_semi_sync_source_tx_waits"] else 0)
-    say(f"{workload} {threads} thr {mode}: {res['tps']} tps, p95 {res['p95_ms']} ms, load {load:.2f}")
+    say(f"{workload} {threads} thr {mode}: {res['tps']} tps, p95 {res['p95_ms']} ms, load {load:.2f}, "
+        f"cpu/txn source {res.get('source_cpu_us_per_txn', 0):.0f} us replica "
+        f"{res.get('replica_cpu_us_per_txn', 0):.0f} us, wait avg {res.get('wait_us_per_wait', 0):.0f} "
+        f"p50 {res.get('wait_p50_us', 0)} p99 {res.get('wait_p99_us', 0)} us, "
+        f"ack rtt {res.get('ack_rtt_us', 0):.0f} us")
     return res
 
 
@@ -191,6 +259,20 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
         lines.append(f"| {w} | {t} | {mean['async']:.0f} | {mean['semisync']:.0f} | {mean['strong']:.0f} "
                      f"| {mean['semisync'] / a:.2f} | {mean['strong'] / a:.2f} | {p95['strong']:.1f} "
                      f"| {p95['async']:.1f} | {wpt:.2f} | {upw:.0f} |")
+    lines += ["", "Server-side numbers (means over rounds): commit waits (strong: from the wait histogram; "
+              "semisync: average only), ack round trip, mysqld CPU per transaction:", "",
+              "| workload | threads | mode | waits/txn | wait avg µs | wait p50 µs | wait p99 µs | ack rtt µs "
+              "| source CPU µs/txn | replica CPU µs/txn |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for w, t in points:
+        for m in MODES:
+            rs = [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
+            if not rs:
+                continue
+            avg = lambda k: sum(r.get(k, 0) or 0 for r in rs) / len(rs)  # noqa: E731
+            lines.append(f"| {w} | {t} | {m} | {avg('waits_per_txn'):.3f} | {avg('wait_us_per_wait'):.0f} "
+                         f"| {avg('wait_p50_us'):.0f} | {avg('wait_p99_us'):.0f} | {avg('ack_rtt_us'):.0f} "
+                         f"| {avg('source_cpu_us_per_txn'):.0f} | {avg('replica_cpu_us_per_txn'):.0f} |")
     lines += ["", "Every measurement, in the order run (tps, p95 ms, load average before the point):", "",
               "| # | workload | threads | mode | tps | p95 ms | load1 |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(results, 1):
@@ -205,6 +287,9 @@ def main() -> int:
     ap.add_argument("--threads", default="64,256")
     ap.add_argument("--workloads", default="oltp_write_only,oltp_update_non_index")
     ap.add_argument("--rounds", type=int, default=2, help="rounds; even rounds reverse the mode order")
+    ap.add_argument("--modes", default=",".join(MODES), help="subset of async,semisync,strong")
+    ap.add_argument("--source-ssl", type=int, choices=(0, 1), default=1,
+                    help="SOURCE_SSL of the replication channel (1: TLS, the server's default)")
     ap.add_argument("--tables", type=int, default=10)
     ap.add_argument("--table-size", type=int, default=25000)
     ap.add_argument("--port", type=int, default=15000, help="source port; the replica uses port + 1")
@@ -230,6 +315,7 @@ def main() -> int:
         if not rep.sql("SHOW REPLICA STATUS").strip():
             rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={args.port}, "
                     "SOURCE_USER='root', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
+        rep.sql(f"STOP REPLICA; CHANGE REPLICATION SOURCE TO SOURCE_SSL={args.source_ssl}")
         rep.sql("START REPLICA")
         marker = args.dir / f"prepared-{args.tables}x{args.table_size}"
         if not marker.exists():
@@ -241,7 +327,8 @@ def main() -> int:
         for workload in args.workloads.split(","):
             for threads in (int(t) for t in args.threads.split(",")):
                 for rnd in range(args.rounds):
-                    order = MODES if rnd % 2 == 0 else tuple(reversed(MODES))
+                    modes = tuple(m for m in MODES if m in args.modes.split(","))
+                    order = modes if rnd % 2 == 0 else tuple(reversed(modes))
                     for mode in order:
                         results.append(measure(src, rep, mode, workload, threads, args))
                         if args.results:

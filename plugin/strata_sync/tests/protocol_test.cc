@@ -103,3 +103,84 @@ TEST(StrataSyncProtocol, ParseNeverReadsPastTheBuffer) {
     }
   }
 }
+
+namespace {
+
+// One MySQL protocol packet around payload, as the replica sends an ack.
+std::vector<unsigned char> packet(const std::vector<unsigned char> &payload,
+                                  unsigned char seq = 0) {
+  std::vector<unsigned char> p = {
+      static_cast<unsigned char>(payload.size()),
+      static_cast<unsigned char>(payload.size() >> 8),
+      static_cast<unsigned char>(payload.size() >> 16), seq};
+  p.insert(p.end(), payload.begin(), payload.end());
+  return p;
+}
+
+}  // namespace
+
+// The ack reader gets the byte stream in arbitrary chunks: every split of
+// three acks (one byte at a time up to all at once) yields the same three.
+TEST(StrataSyncProtocol, SplitterFindsPacketsInAnyChunking) {
+  std::vector<unsigned char> stream;
+  for (std::uint64_t pos : {100u, 2000u, 300000u}) {
+    const auto p = packet(encode("binlog.000007", pos));
+    stream.insert(stream.end(), p.begin(), p.end());
+  }
+  for (std::size_t chunk = 1; chunk <= stream.size(); chunk++) {
+    wire::PacketSplitter s;
+    std::vector<std::uint64_t> got;
+    for (std::size_t at = 0; at < stream.size(); at += chunk) {
+      s.feed(stream.data() + at, std::min(chunk, stream.size() - at));
+      std::size_t len = 0;
+      while (const unsigned char *pkt = s.next(&len)) {
+        char name[wire::kMaxFileNameLength + 1];
+        std::uint64_t pos = 0;
+        ASSERT_EQ(wire::parse_ack(pkt, len, name, &pos), nullptr);
+        EXPECT_STREQ(name, "binlog.000007");
+        got.push_back(pos);
+      }
+      ASSERT_EQ(s.error(), nullptr);
+    }
+    EXPECT_EQ(got, (std::vector<std::uint64_t>{100, 2000, 300000})) << chunk;
+    EXPECT_EQ(s.pending(), 0u);
+  }
+}
+
+TEST(StrataSyncProtocol, SplitterSeesComQuit) {
+  wire::PacketSplitter s;
+  const auto p = packet({wire::kComQuit});
+  s.feed(p.data(), p.size());
+  std::size_t len = 0;
+  const unsigned char *pkt = s.next(&len);
+  ASSERT_NE(pkt, nullptr);
+  EXPECT_EQ(len, 1u);
+  EXPECT_EQ(pkt[0], wire::kComQuit);
+}
+
+// Lengths no ack can have break the stream (the source drops the replica):
+// zero and anything above kAckMaxSize; and feeding without draining.
+TEST(StrataSyncProtocol, SplitterRejectsBadLengths) {
+  {
+    wire::PacketSplitter s;
+    const unsigned char zero[4] = {0, 0, 0, 0};
+    s.feed(zero, 4);
+    std::size_t len = 0;
+    EXPECT_EQ(s.next(&len), nullptr);
+    EXPECT_NE(s.error(), nullptr);
+  }
+  {
+    wire::PacketSplitter s;
+    const auto p = packet(std::vector<unsigned char>(wire::kAckMaxSize + 1, 1));
+    s.feed(p.data(), 4);
+    std::size_t len = 0;
+    EXPECT_EQ(s.next(&len), nullptr);
+    EXPECT_NE(s.error(), nullptr);
+  }
+  {
+    wire::PacketSplitter s;
+    const std::vector<unsigned char> junk(wire::PacketSplitter::kMaxFeed, 0xA8);
+    for (int i = 0; i < 3; i++) s.feed(junk.data(), junk.size());
+    EXPECT_NE(s.error(), nullptr);
+  }
+}
