@@ -157,7 +157,7 @@ TEST(Cluster, StalledNodeDoesNotBlockTheQuorumAndCatchesUp) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   // The silent node is reported once the transport's keepalive gives up.
   bool reported = false;
-  for (int i = 0; i < 100 && !reported; ++i) {
+  for (int i = 0; i < 300 && !reported; ++i) {  // keepalive_timeout is 5 s
     reported = w.status().reason.find("node3") != std::string::npos;
     if (!reported) std::this_thread::sleep_for(milliseconds(50));
   }
