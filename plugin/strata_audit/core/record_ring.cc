@@ -4,8 +4,8 @@ namespace strata_audit {
 
 RecordRing::RecordRing(size_t capacity)
     : cap_(std::clamp<size_t>(capacity, 1, size_t{1} << 32)) {
-  size_t slots = 64;
-  while (slots < cap_ / 64) slots <<= 1;
+  size_t slots = kMinSlots;
+  while (slots < cap_ / 128 && slots < kMaxSlots) slots <<= 1;
   slot_mask_ = slots - 1;
   data_.reset(new char[cap_]);
   slots_.reset(new Slot[slots]);

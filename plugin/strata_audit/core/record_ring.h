@@ -92,9 +92,13 @@ namespace strata_audit {
 
 class RecordRing {
  public:
-  // capacity: bytes, 1 .. 2^32. Slots: capacity / 64 rounded up to a power
-  // of two, at least 64 (records are longer than 64 bytes in every format,
-  // so slots run out about when bytes do).
+  // capacity: bytes, 1 .. 2^32. Slots: capacity / 128 rounded up to a
+  // power of two, at least 64 and at most 2^21 (48 MiB of slots): records
+  // are a few hundred bytes in every format, so slots run out about when
+  // bytes do, except in buffers over 256 MiB, which hold at most 2^21
+  // records.
+  static constexpr size_t kMinSlots = 64;
+  static constexpr size_t kMaxSlots = size_t{1} << 21;
   explicit RecordRing(size_t capacity);
   RecordRing(const RecordRing &) = delete;
   RecordRing &operator=(const RecordRing &) = delete;
