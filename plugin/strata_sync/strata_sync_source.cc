@@ -132,11 +132,13 @@ struct Replica {
   /* Flagged events sent and not acknowledged yet, with their send time: the
      ack round trip (Strata_sync_source_ack_rtt_*). Bounded. */
   std::deque<std::pair<Pos, Clock::time_point>> sent;
-  /* Dump-thread path: while its dump thread waits for an ack (wake_armed),
-     after_sync() writes wake_fd (an eventfd) when the binary log grew, so
-     the dump thread goes on sending instead of sitting in the read. */
+  /* Dump-thread path: while its dump thread waits for an ack (wake_armed;
+     it saw the binary log end at armed_end), the binlog watcher writes
+     wake_fd (an eventfd) once the end moves, so the dump thread goes on
+     sending instead of sitting in the read. */
   int wake_fd = -1;
   bool wake_armed = false;
+  my_off_t armed_end = 0;
 };
 constexpr std::size_t kMaxSentTimes = 4096;
 
@@ -206,6 +208,7 @@ class Source {
   void note_released(const Pos &p, bool by_fail);
   void enter_degraded(const char *why);
   void receiver_loop();
+  void binlog_watcher_loop();
 
  public:
   void read_ack(NET *net, const char *file, my_off_t pos);
@@ -229,6 +232,8 @@ class Source {
   std::atomic<bool> m_have_points{false};
 
   std::thread m_receiver;
+  std::thread m_binlog_watcher;
+  std::condition_variable m_armed_cv;  // a dump thread armed its wake_fd
   std::atomic<bool> m_stop{false};
   int m_pipe[2] = {-1, -1};
 };
@@ -246,22 +251,34 @@ bool Source::start() {
   }
   try {
     m_receiver = std::thread([this] {
+      pthread_setname_np(pthread_self(), "strata_ackread");
       my_thread_init();
       receiver_loop();
       my_thread_end();
     });
+    m_binlog_watcher = std::thread([this] {
+      pthread_setname_np(pthread_self(), "strata_binwatch");
+      my_thread_init();
+      binlog_watcher_loop();
+      my_thread_end();
+    });
   } catch (...) {
     LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: cannot start the ack receiver thread");
+                    "strata_sync: cannot start the ack reader threads");
     return true;
   }
   return false;
 }
 
 void Source::stop() {
-  m_stop = true;
+  {
+    std::lock_guard<std::mutex> lk(m_mutex);
+    m_stop = true;
+    m_armed_cv.notify_all();
+  }
   wake_receiver();
   if (m_receiver.joinable()) m_receiver.join();
+  if (m_binlog_watcher.joinable()) m_binlog_watcher.join();
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     release_all_locked();
@@ -294,15 +311,6 @@ void Source::after_sync(const char *file, my_off_t pos) {
   Waiter w;
   w.pos = Pos{basename_of(file), pos};
   std::unique_lock<std::mutex> lk(m_mutex);
-  // The binary log end has moved (it does before after_sync): a dump thread
-  // waiting for an ack has more to send.
-  for (auto &r : replicas)
-    if (r.second.wake_armed) {
-      r.second.wake_armed = false;
-      const std::uint64_t one = 1;
-      ssize_t n = ::write(r.second.wake_fd, &one, sizeof(one));
-      (void)n;  // a full counter: a wake-up is pending anyway
-    }
   if (covered(w.pos)) return;
   // Flushed before strong sync was enabled: no replica will be asked for it.
   if (m_ack_points.count(w.pos) == 0) return;
@@ -548,6 +556,52 @@ void Source::receiver_loop() {
   }
 }
 
+/* The binlog watcher (TLS path): while a dump thread waits for an ack it
+   also waits for its binary log to grow, which a condition variable of the
+   server signals (the binlog end moves after the sync stage, long before
+   the group's after_sync hook, which runs only when the group before it
+   has committed). This thread waits on that condition and writes the
+   armed dump threads' eventfds. Idle (on our own condition variable) when
+   no dump thread waits. Lock order: LOCK_binlog_end_pos is never held
+   with m_mutex here (the server holds it while sending a heartbeat, which
+   takes m_mutex). */
+void Source::binlog_watcher_loop() {
+  const auto any_armed = [this] {
+    return std::any_of(replicas.begin(), replicas.end(),
+                       [](const auto &r) { return r.second.wake_armed; });
+  };
+  while (true) {
+    // Read the end first: a dump thread arming after the check below saw
+    // this end or a later one, so the waits below miss no move.
+    my_off_t end = mysql_bin_log.get_binlog_end_pos();
+    bool stale = false;
+    {
+      std::unique_lock<std::mutex> lk(m_mutex);
+      m_armed_cv.wait_for(lk, std::chrono::seconds(1),
+                          [&] { return m_stop.load() || any_armed(); });
+      if (m_stop) return;
+      if (!any_armed()) continue;
+      for (const auto &r : replicas)
+        stale |= r.second.wake_armed && r.second.armed_end != end;
+    }
+    if (!stale) {
+      mysql_bin_log.lock_binlog_end_pos();
+      if (mysql_bin_log.get_binlog_end_pos() == end)
+        mysql_bin_log.wait_for_update(std::chrono::milliseconds(100));
+      mysql_bin_log.unlock_binlog_end_pos();
+      end = mysql_bin_log.get_binlog_end_pos();
+    }
+    std::lock_guard<std::mutex> lk(m_mutex);
+    for (auto &r : replicas)
+      if (r.second.wake_armed && r.second.armed_end != end) {
+        r.second.wake_armed = false;
+        const std::uint64_t one = 1;
+        ssize_t n = ::write(r.second.wake_fd, &one, sizeof(one));
+        (void)n;  // a full counter: a wake-up is pending anyway
+      }
+  }
+}
+
 /* Ack reader, m_mutex held, r.reader: reads what the socket holds without
    blocking (the dump thread never reads this socket), splits it into
    packets and applies each ack; the caller recomputes the quorum once.
@@ -674,6 +728,8 @@ void Source::read_ack(NET *net, const char *file, my_off_t pos) {
         auto it = replicas.find(tl_replica_id);
         if (it == replicas.end()) return;
         it->second.wake_armed = true;
+        it->second.armed_end = mysql_bin_log.get_binlog_end_pos();
+        m_armed_cv.notify_one();
       }
       // Armed before this check: a group published after it writes wake_fd.
       if (ack_may_wait(file, pos)) {
