@@ -32,7 +32,7 @@ struct StampSpan {
 };
 
 // Appends one record. With span, also says where its stamped text is, so a
-// sink can format a record before it takes its lock and, under the lock,
+// sink can format a record before it reserves the record's place and then
 // only replace that span with format_stamp() of the final stamp.
 void format_record(Format f, const Record &r, const Stamp &s,
                    std::string *out, StampSpan *span = nullptr);

@@ -2,8 +2,9 @@
 //
 // All string_views point into memory owned by the caller (the server's event
 // structures) and are only read during AuditLog::append(); the core never
-// keeps them. The sink adds what must be assigned in file order under its
-// lock: the record id, the timestamp and the server id (see Stamp).
+// keeps them. The sink adds what must be assigned in file order when it
+// reserves the record's place: the record id, the timestamp and the server
+// id (see Stamp).
 #pragma once
 
 #include <cstdint>
