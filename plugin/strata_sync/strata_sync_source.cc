@@ -571,16 +571,19 @@ void Source::binlog_watcher_loop() {
                        [](const auto &r) { return r.second.wake_armed; });
   };
   while (true) {
-    // Read the end first: a dump thread arming after the check below saw
-    // this end or a later one, so the waits below miss no move.
-    my_off_t end = mysql_bin_log.get_binlog_end_pos();
-    bool stale = false;
     {
       std::unique_lock<std::mutex> lk(m_mutex);
       m_armed_cv.wait_for(lk, std::chrono::seconds(1),
                           [&] { return m_stop.load() || any_armed(); });
       if (m_stop) return;
       if (!any_armed()) continue;
+    }
+    // Read the end before looking at the armed ones: a dump thread arming
+    // after that look saw this end or a later one, so no move is missed.
+    my_off_t end = mysql_bin_log.get_binlog_end_pos();
+    bool stale = false;
+    {
+      std::lock_guard<std::mutex> lk(m_mutex);
       for (const auto &r : replicas)
         stale |= r.second.wake_armed && r.second.armed_end != end;
     }
