@@ -261,9 +261,25 @@ bool create_worker(Pool_group *g) {
   return true;
 }
 
+/* Puts the connections of a batch of epoll events in the group's queues.
+   Needs group->mutex. */
+void enqueue_events(Pool_group *g, const epoll_event *events, int n) {
+  g->io_events_since_check += n;
+  for (int i = 0; i < n; i++) {
+    auto *conn = static_cast<Pool_connection *>(events[i].data.ptr);
+    if (conn != nullptr) enqueue(g, conn);  // nullptr: the shutdown event
+  }
+}
+
 /* As the group's listener: waits in epoll until a connection has a command.
    Called without the group mutex; returns with it held, with the
-   connection this worker runs itself, or nullptr at shutdown. */
+   connection this worker runs itself, or nullptr at shutdown.
+   The listener gives up its role to run a command whenever the group may
+   run one more: under load nobody sits in epoll_wait (to be woken for
+   every few events while the others work); the workers take the events
+   in batches with a non-blocking look when their queue runs dry (see
+   next_connection), and one of them listens again when there is nothing
+   left to do. */
 Pool_connection *listen(Pool_worker *w) {
   Pool_group *g = w->group;
   epoll_event events[kMaxEventsPerWait];
@@ -275,26 +291,17 @@ Pool_connection *listen(Pool_worker *w) {
       mysql_mutex_unlock(&g->mutex);
       continue;
     }
-    g->io_events_since_check += n;
-    /* The listener is not counted running; it would be if it ran one. */
-    const bool run_first_here =
-        g->queues_empty() &&
-        (g->active_count < 1 + pool_oversubscribe || g->stalled);
-    for (int i = 0; i < n; i++) {
-      auto *conn = static_cast<Pool_connection *>(events[i].data.ptr);
-      if (conn != nullptr) enqueue(g, conn);
-    }
+    enqueue_events(g, events, n);
     if (g->queues_empty()) {
       mysql_mutex_unlock(&g->mutex);
       continue;
     }
-    if (run_first_here) return dequeue(g);
-    /* The queue had work already: someone is on it, unless every worker
-       is blocked or asleep. */
-    if (g->active_count == 0)
-      pool_wake_or_create_worker(g);
-    else
-      add_helper_if_useful(g);
+    /* The listener is not counted running; it would be if it ran one. */
+    if (g->active_count < 1 + pool_oversubscribe || g->stalled)
+      return dequeue(g);
+    /* The group is full: the running workers take the queue when they
+       are done, unless every worker is blocked or asleep. */
+    if (g->active_count == 0) pool_wake_or_create_worker(g);
     mysql_mutex_unlock(&g->mutex);
   }
 }
@@ -310,6 +317,18 @@ Pool_connection *next_connection(Pool_worker *w) {
       conn = dequeue(g);
       if (conn != nullptr) break;
     }
+    /* The queues are empty: take what the epoll set holds, in one batch,
+       without waiting (and without the group lock). */
+    if (!too_many_active(g)) {
+      epoll_event events[kMaxEventsPerWait];
+      mysql_mutex_unlock(&g->mutex);
+      const int n = epoll_wait(g->epoll_fd, events, kMaxEventsPerWait, 0);
+      mysql_mutex_lock(&g->mutex);
+      if (n > 0) {
+        enqueue_events(g, events, n);
+        continue;
+      }
+    }
     if (g->listener == nullptr) {
       g->listener = w;
       g->active_count--;
@@ -319,15 +338,6 @@ Pool_connection *next_connection(Pool_worker *w) {
       g->active_count++;
       if (conn != nullptr) break;
       continue;
-    }
-    if (!too_many_active(g)) {
-      epoll_event ev;
-      if (epoll_wait(g->epoll_fd, &ev, 1, 0) == 1) {
-        g->io_events_since_check++;
-        conn = static_cast<Pool_connection *>(ev.data.ptr);
-        if (conn != nullptr) break;
-        continue;  // the shutdown event
-      }
     }
     g->active_count--;
     w->woken = false;
