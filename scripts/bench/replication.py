@@ -270,8 +270,12 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
             if not rs:
                 continue
             avg = lambda k: sum(r.get(k, 0) or 0 for r in rs) / len(rs)  # noqa: E731
-            lines.append(f"| {w} | {t} | {m} | {avg('waits_per_txn'):.3f} | {avg('wait_us_per_wait'):.0f} "
-                         f"| {avg('wait_p50_us'):.0f} | {avg('wait_p99_us'):.0f} | {avg('ack_rtt_us'):.0f} "
+            def cell(key, fmt, modes):  # "-" where the mode has no such number
+                return format(avg(key), fmt) if m in modes else "-"
+            lines.append(f"| {w} | {t} | {m} | {cell('waits_per_txn', '.3f', ('semisync', 'strong'))} "
+                         f"| {cell('wait_us_per_wait', '.0f', ('semisync', 'strong'))} "
+                         f"| {cell('wait_p50_us', '.0f', ('strong',))} | {cell('wait_p99_us', '.0f', ('strong',))} "
+                         f"| {cell('ack_rtt_us', '.0f', ('strong',))} "
                          f"| {avg('source_cpu_us_per_txn'):.0f} | {avg('replica_cpu_us_per_txn'):.0f} |")
     lines += ["", "Every measurement, in the order run (tps, p95 ms, load average before the point):", "",
               "| # | workload | threads | mode | tps | p95 ms | load1 |", "| --- | --- | --- | --- | --- | --- | --- |"]
