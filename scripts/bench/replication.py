@@ -255,9 +255,12 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
         strong = by["strong"]
         wpt = sum(r.get("waits_per_txn", 0) for r in strong) / len(strong) if strong else 0
         upw = sum(r.get("wait_us_per_wait", 0) for r in strong) / len(strong) if strong else 0
-        a = mean["async"] or 1
+        a = mean["async"]
+
+        def ratio(m):  # "-" without an async measurement to divide by
+            return f"{mean[m] / a:.2f}" if a else "-"
         lines.append(f"| {w} | {t} | {mean['async']:.0f} | {mean['semisync']:.0f} | {mean['strong']:.0f} "
-                     f"| {mean['semisync'] / a:.2f} | {mean['strong'] / a:.2f} | {p95['strong']:.1f} "
+                     f"| {ratio('semisync')} | {ratio('strong')} | {p95['strong']:.1f} "
                      f"| {p95['async']:.1f} | {wpt:.2f} | {upw:.0f} |")
     lines += ["", "Server-side numbers (means over rounds): commit waits (strong: from the wait histogram; "
               "semisync: average only), ack round trip, mysqld CPU per transaction:", "",
