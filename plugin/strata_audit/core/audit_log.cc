@@ -256,12 +256,14 @@ void AuditLog::append(const Record &r) {
   ring_.copy(res, head.size() + stamp.size(), tail);
   ring_.publish(res);
 
-  // Wake the writer only when it sleeps waiting for a first record, or
-  // sleeps out its batch window with the buffer a quarter full; otherwise
-  // it wakes by itself within kBatchWindow. The seq_cst load pairs with the
-  // writer's seq_cst store of its state before it checks for records.
+  // Wake the writer only when it sleeps waiting for a first record or for
+  // this record, or sleeps out its batch window with the buffer a quarter
+  // full; otherwise it wakes by itself within kBatchWindow. The seq_cst
+  // load pairs with the writer's seq_cst store of its state before it
+  // checks for records.
   int ws = writer_state_.load();
   if (ws == kIdleSleep ||
+      (ws == kAwaitRecord && awaited_id_.load() == res.id) ||
       (ws == kBatchSleep &&
        res.pos + res.len - ring_.consumed_pos() >= ring_.capacity() / 4)) {
     if (writer_state_.compare_exchange_strong(ws, kBusy)) wake_writer();
@@ -294,8 +296,16 @@ void AuditLog::writer_main() {
     const RecordRing::Batch b = ring_.peek();
     if (b.records == 0) {
       // The oldest record is reserved but still being copied by a session
-      // that was preempted: only the writer waits for it.
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      // that was preempted: only the writer waits for it, asleep (polling
+      // here would take CPU from that very session); the session wakes it
+      // when it publishes the record.
+      const uint64_t id = ring_.consumed_id();
+      std::unique_lock<std::mutex> lk(mu_);
+      awaited_id_.store(id);
+      writer_state_.store(kAwaitRecord);  // seq_cst, then check (Dekker)
+      if (!ring_.is_published(id))
+        cv_data_.wait_for(lk, std::chrono::milliseconds(10));
+      writer_state_.store(kBusy);
       continue;
     }
     {

@@ -15,8 +15,10 @@
 //   to the first one still being copied), writes them with one writev under
 //   file_mu_, then frees them. It sleeps up to kBatchWindow to let a batch
 //   build up; a session wakes it (mu_ + cv_data_) only when it sleeps idle
-//   (nothing pending) or the buffer is a quarter full, checked with one
-//   atomic load of writer_state_.
+//   (nothing pending), when the buffer is a quarter full, or when the
+//   writer sleeps waiting for exactly this record (its session was
+//   preempted while copying it); checked with one atomic load of
+//   writer_state_.
 // - Full buffer: ASYNCHRONOUS waits for space (Audit_log_write_waits; on
 //   cv_space_, registered in waiters_), PERFORMANCE drops the record
 //   (Audit_log_events_lost). A record longer than the whole buffer is, in
@@ -129,7 +131,7 @@ class AuditLog {
   uint64_t last_record_id() const;
 
  private:
-  enum WriterState : int { kBusy, kBatchSleep, kIdleSleep };
+  enum WriterState : int { kBusy, kBatchSleep, kIdleSleep, kAwaitRecord };
 
   bool asynchronous() const {
     return opts_.strategy == Strategy::kAsynchronous ||
@@ -154,6 +156,7 @@ class AuditLog {
   RecordRing ring_;
   std::atomic<int64_t> last_time_us_{0};
   std::atomic<int> writer_state_{kBusy};
+  std::atomic<uint64_t> awaited_id_{0};  // kAwaitRecord: the record's id
   std::atomic<int> waiters_{0};  // sessions waiting on cv_space_
   std::atomic<bool> stop_{false};
 

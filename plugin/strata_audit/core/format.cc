@@ -395,24 +395,56 @@ void format_old(const Record &r, const Stamp &s, std::string *out,
 
 }  // namespace
 
+CivilTime civil_time(int64_t secs) {
+  // Proleptic Gregorian calendar, UTC, by arithmetic: gmtime_r() takes
+  // glibc's process-wide time zone lock on every call, one more lock shared
+  // by all sessions on the record path. Days are counted in 400-year eras
+  // (146097 days each) of years starting on March 1st, so the leap day is
+  // the last day of a year.
+  int64_t days = secs / 86400;
+  int64_t rem = secs % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  CivilTime t;
+  t.hour = static_cast<int>(rem / 3600);
+  t.minute = static_cast<int>(rem / 60 % 60);
+  t.second = static_cast<int>(rem % 60);
+  const int64_t z = days + 719468;  // days since 0000-03-01
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;                      // [0, 146096]
+  const int64_t yoe =
+      (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);  // [0, 365]
+  const int64_t mp = (5 * doy + 2) / 153;  // month from March: [0, 11]
+  t.day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  t.month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  t.year = yoe + era * 400 + (t.month <= 2 ? 1 : 0);
+  return t;
+}
+
 void append_time(std::string *out, int64_t time_us, bool micros) {
-  const time_t secs = static_cast<time_t>(time_us / 1000000);
-  struct tm tm;
-  gmtime_r(&secs, &tm);
-  append_int(out, tm.tm_year + 1900);
+  int64_t secs = time_us / 1000000;
+  int64_t us = time_us % 1000000;
+  if (us < 0) {
+    us += 1000000;
+    --secs;
+  }
+  const CivilTime t = civil_time(secs);
+  append_int(out, t.year);
   out->push_back('-');
-  append_2(out, tm.tm_mon + 1);
+  append_2(out, t.month);
   out->push_back('-');
-  append_2(out, tm.tm_mday);
+  append_2(out, t.day);
   out->push_back('T');
-  append_2(out, tm.tm_hour);
+  append_2(out, t.hour);
   out->push_back(':');
-  append_2(out, tm.tm_min);
+  append_2(out, t.minute);
   out->push_back(':');
-  append_2(out, tm.tm_sec);
+  append_2(out, t.second);
   if (micros) {
     char buf[8];
-    int64_t us = time_us % 1000000;
     for (int i = 5; i >= 0; --i) {
       buf[i] = static_cast<char>('0' + us % 10);
       us /= 10;

@@ -40,6 +40,13 @@ void format_record(Format f, const Record &r, const Stamp &s,
 // The text format_record writes for s in the StampSpan, alone.
 void format_stamp(Format f, const Stamp &s, std::string *out);
 
+// UTC calendar time of a Unix time in seconds (any sign), without locks.
+struct CivilTime {
+  int64_t year;
+  int month, day, hour, minute, second;  // month 1-12, day 1-31
+};
+CivilTime civil_time(int64_t secs);
+
 // "YYYY-MM-DDTHH:MM:SS" (UTC) and, with micros, ".uuuuuu" appended.
 void append_time(std::string *out, int64_t time_us, bool micros);
 

@@ -145,7 +145,13 @@ class RecordRing {
     Slot &s = slots_[r.id & slot_mask_];
     s.len = r.len;
     s.ext = r.by_reference ? bytes : nullptr;
-    s.seq.store(r.id + 1, std::memory_order_release);
+    // seq_cst (not just release): the producer then checks whether the
+    // writer waits for this very record (AuditLog, Dekker with the writer's
+    // "I wait for id" store followed by is_published()).
+    s.seq.store(r.id + 1, std::memory_order_seq_cst);
+  }
+  bool is_published(uint64_t id) const {
+    return slots_[id & slot_mask_].seq.load() == id + 1;
   }
 
   // True if a record of len bytes would fit now (or the ring is closed:

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <vector>
+
 #include "format.h"
 
 using namespace strata_audit;
@@ -127,4 +130,34 @@ TEST(Format, ParseNames) {
   EXPECT_EQ(parse_format("Csv"), Format::kCsv);
   EXPECT_EQ(parse_format("OLD"), Format::kOld);
   EXPECT_FALSE(parse_format("xml"));
+}
+
+// The lock-free calendar conversion agrees with gmtime_r, across leap
+// years, century rules, negative times and far dates.
+TEST(Format, CivilTimeMatchesGmtime) {
+  std::vector<int64_t> secs = {0, -1, 86399, 86400, -86400, 951782400 /* 2000-02-29 */,
+                               4107542400 /* 2100-03-01 */, -2208988800 /* 1900-01-01 */,
+                               253402300799 /* 9999-12-31T23:59:59 */};
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    secs.push_back(static_cast<int64_t>(x % 40000000000ull) - 10000000000);
+  }
+  for (int64_t s : secs) {
+    const time_t t = static_cast<time_t>(s);
+    struct tm tm;
+    ASSERT_NE(gmtime_r(&t, &tm), nullptr);
+    const CivilTime c = civil_time(s);
+    ASSERT_EQ(c.year, tm.tm_year + 1900) << s;
+    ASSERT_EQ(c.month, tm.tm_mon + 1) << s;
+    ASSERT_EQ(c.day, tm.tm_mday) << s;
+    ASSERT_EQ(c.hour, tm.tm_hour) << s;
+    ASSERT_EQ(c.minute, tm.tm_min) << s;
+    ASSERT_EQ(c.second, tm.tm_sec) << s;
+  }
+  std::string out;
+  append_time(&out, 951782400LL * 1000000 + 5, true);
+  EXPECT_EQ(out, "2000-02-29T00:00:00.000005");
 }
