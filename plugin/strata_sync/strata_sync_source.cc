@@ -21,12 +21,18 @@
      back. On TLS connections (an SSL session must not be used by two
      threads) the dump thread reads the acks itself, between packets
      (read_ack, drain_acks), and the thread only watches for hang-up.
+   - Binlog watcher (one thread of ours, TLS path): while a dump thread
+     waits for an ack in read_ack() it also waits on its eventfd, which the
+     watcher writes when the binary log end moves, so the dump thread sends
+     the next group at once instead of after the ack.
    - SHOW STATUS and SET GLOBAL run in client sessions and only take the
      mutex.
 
    Ordering and safety
    - One mutex, Source::m_mutex, a leaf lock: replicas, ack points, waiters,
-     quorum, counters. The ack reader reads a socket only under the mutex,
+     quorum, counters, histograms. (The server holds LOCK_binlog_end_pos
+     while it sends a heartbeat, which takes m_mutex in reserve_header; the
+     binlog watcher never holds both.) The ack reader reads a socket only under the mutex,
      without blocking, and only while its replica is registered;
      transmit_stop() unregisters under the mutex, so no socket is read after
      its dump thread left (its fd may be reused then).
