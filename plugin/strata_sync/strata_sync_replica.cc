@@ -25,6 +25,7 @@
 #include <mysql.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -55,6 +56,12 @@ bool opt_enabled = false;
 bool opt_coalesce = true;
 std::atomic<long long> n_acks_sent{0};
 std::atomic<long long> n_acks_coalesced{0};  // acks folded into a later one
+/* Time from reading a flagged event to sending its ack (relay-log write,
+   any fsync sync_relay_log asks for, coalescing): the replica's share of
+   the source's ack round trip. */
+std::atomic<long long> n_ack_latency_us{0}, max_ack_latency_us{0};
+thread_local std::chrono::steady_clock::time_point tl_flag_read;
+thread_local bool tl_flag_timed = false;
 std::atomic<long long> n_channels{0};  // channels streaming with strong sync
 
 thread_local bool tl_active = false;     // this channel uses strong sync
@@ -84,6 +91,7 @@ void deactivate() {
   if (tl_active) n_channels--;
   tl_active = false;
   tl_need_ack = false;
+  tl_flag_timed = false;
   tl_ack_due = false;
   tl_deferred_events = 0;
   tl_deferred_bytes = 0;
@@ -147,6 +155,10 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
     return 1;
   }
   tl_need_ack = (p[1] & wire::kFlagAckRequested) != 0;
+  if (tl_need_ack && !tl_flag_timed) {
+    tl_flag_read = std::chrono::steady_clock::now();
+    tl_flag_timed = true;
+  }
   if (len > wire::kEventHeaderSize + wire::kEventTypeOffset) {
     const unsigned char type =
         p[wire::kEventHeaderSize + wire::kEventTypeOffset];
@@ -204,6 +216,15 @@ int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
     return 0;
   }
   n_acks_sent++;
+  if (tl_flag_timed) {
+    tl_flag_timed = false;
+    const long long us =
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - tl_flag_read)
+            .count();
+    n_ack_latency_us += us;
+    if (us > max_ack_latency_us.load()) max_ack_latency_us = us;
+  }
   return 0;
 }
 
@@ -258,6 +279,20 @@ int show_acks_coalesced(MYSQL_THD, SHOW_VAR *var, char *buf) {
   return 0;
 }
 
+int show_ack_latency_us(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = n_ack_latency_us.load();
+  return 0;
+}
+
+int show_ack_latency_max_us(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = max_ack_latency_us.load();
+  return 0;
+}
+
 SHOW_VAR status_vars[] = {
     {"Strata_sync_replica_state", (char *)&show_state, SHOW_FUNC,
      SHOW_SCOPE_GLOBAL},
@@ -265,6 +300,10 @@ SHOW_VAR status_vars[] = {
      SHOW_SCOPE_GLOBAL},
     {"Strata_sync_replica_acks_coalesced", (char *)&show_acks_coalesced,
      SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Strata_sync_replica_ack_latency_us", (char *)&show_ack_latency_us,
+     SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Strata_sync_replica_ack_latency_max_us",
+     (char *)&show_ack_latency_max_us, SHOW_FUNC, SHOW_SCOPE_GLOBAL},
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
 

@@ -182,7 +182,8 @@ def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
              "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_tx_waits",
              "Rpl_semi_sync_source_tx_wait_time", "Com_commit"]
     out = {n: int(status(src, n) or 0) for n in names}
-    for n in ("Strata_sync_replica_acks_sent", "Strata_sync_replica_acks_coalesced"):
+    for n in ("Strata_sync_replica_acks_sent", "Strata_sync_replica_acks_coalesced",
+              "Strata_sync_replica_ack_latency_us"):
         out[n] = int(status(rep, n) or 0)
     out["wait_hist"] = histogram(status(src, "Strata_sync_source_wait_histogram"))
     out["source_cpu_s"] = cpu_seconds(src)
@@ -224,6 +225,9 @@ def measure(src, rep, mode, workload, threads, args) -> dict:
         res["ack_rtt_us"] = (d["Strata_sync_source_ack_rtt_time_us"] / d["Strata_sync_source_ack_rtts"]
                              if d["Strata_sync_source_ack_rtts"] else 0)
         res["acks_per_txn"] = d["Strata_sync_source_acks"] / txns
+        # The replica's share of the round trip: flagged event read to ack sent.
+        res["replica_ack_us"] = (d["Strata_sync_replica_ack_latency_us"] / d["Strata_sync_replica_acks_sent"]
+                                 if d["Strata_sync_replica_acks_sent"] else 0)
     if mode == "semisync" and txns:
         res["waits_per_txn"] = d["Rpl_semi_sync_source_tx_waits"] / txns
         res["wait_us_per_wait"] = (d["Rpl_semi_sync_source_tx_wait_time"] / d["Rpl_semi_sync_source_tx_waits"]
@@ -232,7 +236,7 @@ def measure(src, rep, mode, workload, threads, args) -> dict:
         f"cpu/txn source {res.get('source_cpu_us_per_txn', 0):.0f} us replica "
         f"{res.get('replica_cpu_us_per_txn', 0):.0f} us, wait avg {res.get('wait_us_per_wait', 0):.0f} "
         f"p50 {res.get('wait_p50_us', 0)} p99 {res.get('wait_p99_us', 0)} us, "
-        f"ack rtt {res.get('ack_rtt_us', 0):.0f} us")
+        f"ack rtt {res.get('ack_rtt_us', 0):.0f} us (replica {res.get('replica_ack_us', 0):.0f} us)")
     return res
 
 
