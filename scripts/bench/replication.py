@@ -302,6 +302,8 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES), help="subset of async,semisync,strong")
     ap.add_argument("--source-ssl", type=int, choices=(0, 1), default=1,
                     help="SOURCE_SSL of the replication channel (1: TLS, the server's default)")
+    ap.add_argument("--source-set", action="append", default=[], metavar="VAR=VALUE",
+                    help="SET GLOBAL on the source after it starts, e.g. binlog_order_commits=OFF (repeatable)")
     ap.add_argument("--tables", type=int, default=10)
     ap.add_argument("--table-size", type=int, default=25000)
     ap.add_argument("--port", type=int, default=15000, help="source port; the replica uses port + 1")
@@ -327,6 +329,11 @@ def main() -> int:
         if not rep.sql("SHOW REPLICA STATUS").strip():
             rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={args.port}, "
                     "SOURCE_USER='root', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
+        for setting in args.source_set:
+            var, _, value = setting.partition("=")
+            if not re.fullmatch(r"[a-z_]+", var) or not re.fullmatch(r"[A-Za-z0-9_.]+", value):
+                raise SystemExit(f"--source-set: expected VAR=VALUE, got {setting!r}")
+            src.sql(f"SET GLOBAL {var} = {value}")
         rep.sql(f"STOP REPLICA; CHANGE REPLICATION SOURCE TO SOURCE_SSL={args.source_ssl}")
         rep.sql("START REPLICA")
         marker = args.dir / f"prepared-{args.tables}x{args.table_size}"
