@@ -41,6 +41,16 @@ struct Pool_connection {
      wait_timeout; 0 while a worker owns it. */
   std::atomic<ulonglong> deadline{0};
   std::atomic<bool> timed_out{false};
+  /* Strong sync's parked wait point (sql/strata_park.h): the statement
+     status of the last command waits for a replica's acknowledgement while
+     no worker holds the connection and its socket is out of the epoll set.
+     kParking from before do_command until the worker has let go of it;
+     written under the group mutex once the sync plugin may call
+     pool_resume_parked. */
+  enum Park { kNotParked, kParking, kParked, kResumedEarly };
+  Park park = kNotParked;
+  /* Queued to send its deferred statement status (not to read a command). */
+  bool resume = false;
   /* The group's list of connections, for the wait_timeout scan. */
   Pool_connection *prev = nullptr;
   Pool_connection *next = nullptr;
@@ -61,6 +71,9 @@ struct Pool_group {
   int epoll_fd = -1;
   /* Written once at shutdown to wake the listener; never read. */
   int shutdown_fd = -1;
+  /* Edge-triggered: written to wake the listener when a parked connection
+     is queued to resume (no socket event announces it). */
+  int wake_fd = -1;
 
   std::deque<Pool_connection *> high_queue;
   std::deque<Pool_connection *> low_queue;
@@ -105,6 +118,9 @@ struct Pool_stats {
   std::atomic<ulonglong> direct_continues{0};
   std::atomic<ulonglong> sticky_commands{0};
   std::atomic<ulonglong> wait_timeouts{0};
+  std::atomic<ulonglong> parked{0};   // connections parked now
+  std::atomic<ulonglong> parks{0};    // statement statuses deferred, in all
+
 };
 extern Pool_stats pool_stats;
 
@@ -138,8 +154,13 @@ void pool_describe_groups(char *buf, size_t size);
 bool pool_connection_login(Pool_connection *conn);
 void pool_connection_attach(Pool_connection *conn);
 void pool_connection_detach(Pool_connection *conn);
-/* Runs commands while the connection has one ready; false when it closed. */
-bool pool_connection_serve(Pool_connection *conn);
+/* Runs commands while the connection has one ready. */
+enum class Served { kIdle, kClosed, kParked };
+Served pool_connection_serve(Pool_connection *conn);
+/* The sync plugin's resume callback (strata_park_resume_fn): queues a
+   parked connection to send its deferred status. Runs on the sync plugin's
+   threads, never on a worker. */
+void pool_resume_parked(void *arg);
 void pool_connection_close(Pool_connection *conn, bool end, uint sql_errno);
 
 /* pool_timer.cc */

@@ -15,6 +15,7 @@
 #include "sql/sql_class.h"
 #include "sql/sql_connect.h"
 #include "sql/sql_thd_internal_api.h"
+#include "sql/strata_park.h"
 
 namespace {
 
@@ -112,17 +113,24 @@ void pool_connection_detach(Pool_connection *conn) {
   unbind_psi();
 }
 
-bool pool_connection_serve(Pool_connection *conn) {
+Served pool_connection_serve(Pool_connection *conn) {
   THD *thd = conn->thd;
   for (;;) {
     thd_set_net_read_write(thd, 0);
-    if (!thd_connection_alive(thd) || do_command(thd) ||
-        !thd_connection_alive(thd))
-      return false;
+    if (!thd_connection_alive(thd)) return Served::kClosed;
+    /* Strong sync may defer this command's OK until a replica acknowledges
+       its commit (sql/strata_park.h): then the connection parks, whatever
+       else happened (a KILL is seen when it resumes). */
+    conn->park = Pool_connection::kParking;
+    strata_park_worker_begin(thd, pool_resume_parked, conn);
+    const bool failed = do_command(thd);
+    if (strata_park_worker_end()) return Served::kParked;
+    conn->park = Pool_connection::kNotParked;
+    if (failed || !thd_connection_alive(thd)) return Served::kClosed;
     /* The next command may already be buffered (pipelining clients, or
        a TLS record holding two packets): go on with it here rather than
        through the epoll set and, maybe, another thread. */
-    if (!thd_connection_has_data(thd)) return true;
+    if (!thd_connection_has_data(thd)) return Served::kIdle;
     pool_stats.direct_continues++;
   }
 }

@@ -140,6 +140,8 @@ POOL_COUNTER(show_low_prio, pool_stats.low_prio_dequeues.load())
 POOL_COUNTER(show_direct, pool_stats.direct_continues.load())
 POOL_COUNTER(show_sticky, pool_stats.sticky_commands.load())
 POOL_COUNTER(show_wait_timeouts, pool_stats.wait_timeouts.load())
+POOL_COUNTER(show_parked, pool_stats.parked.load())
+POOL_COUNTER(show_parks, pool_stats.parks.load())
 #undef POOL_COUNTER
 
 /* SHOW_FUNC gives a buffer of SHOW_VAR_FUNC_BUFF_SIZE bytes. */
@@ -165,6 +167,8 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_direct_continues", show_direct),
     POOL_STATUS("Threadpool_sticky_commands", show_sticky),
     POOL_STATUS("Threadpool_wait_timeouts", show_wait_timeouts),
+    POOL_STATUS("Threadpool_parked_connections", show_parked),
+    POOL_STATUS("Threadpool_parks", show_parks),
     POOL_STATUS("Threadpool_groups", show_groups),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 #undef POOL_STATUS

@@ -42,6 +42,7 @@
 #include "my_thread.h"
 #include "plugin/strata_pool/pool.h"
 #include "sql/sql_class.h"
+#include "sql/strata_park.h"
 
 namespace {
 
@@ -194,6 +195,27 @@ bool wait_for_next_command(Pool_connection *conn) {
   return true;
 }
 
+/* Strong sync deferred the statement status of the command just run
+   (sql/strata_park.h): let go of the connection without watching its
+   socket; pool_resume_parked queues it when the acknowledgement arrives.
+   If that happened already (while do_command was still running), queue it
+   now: this worker or another sends the status next. */
+void park(Pool_connection *conn) {
+  pool_connection_detach(conn);
+  Pool_group *g = conn->group;
+  pool_stats.parks++;
+  mysql_mutex_lock(&g->mutex);
+  if (conn->park == Pool_connection::kResumedEarly) {
+    conn->park = Pool_connection::kNotParked;
+    conn->resume = true;
+    g->high_queue.push_back(conn);
+  } else {
+    conn->park = Pool_connection::kParked;
+    pool_stats.parked++;
+  }
+  mysql_mutex_unlock(&g->mutex);
+}
+
 void handle(Pool_connection *conn) {
   conn->deadline = 0;
   if (conn->thd == nullptr) {
@@ -205,19 +227,40 @@ void handle(Pool_connection *conn) {
     return;
   }
   pool_connection_attach(conn);
-  if (conn->timed_out) {
+  bool serve = true;
+  if (conn->resume) {
+    /* Back from parking: answer the statement that parked it, then carry
+       on as after any command. */
+    conn->resume = false;
+    strata_park_resume(conn->thd);
+    if (!thd_connection_alive(conn->thd)) {
+      pool_connection_close(conn, true, 0);
+      forget_connection(conn);
+      return;
+    }
+    serve = thd_connection_has_data(conn->thd);
+  } else if (conn->timed_out) {
     pool_stats.wait_timeouts++;
     pool_connection_close(conn, true, ER_CLIENT_INTERACTION_TIMEOUT);
     forget_connection(conn);
     return;
   }
-  do {
-    if (!pool_connection_serve(conn)) {
-      pool_connection_close(conn, true, 0);
-      forget_connection(conn);
-      return;
+  for (;;) {
+    if (serve) {
+      const Served served = pool_connection_serve(conn);
+      if (served == Served::kClosed) {
+        pool_connection_close(conn, true, 0);
+        forget_connection(conn);
+        return;
+      }
+      if (served == Served::kParked) {
+        park(conn);
+        return;
+      }
     }
-  } while (wait_for_next_command(conn));
+    serve = true;
+    if (!wait_for_next_command(conn)) break;
+  }
   pool_connection_detach(conn);
   arm(conn);
 }
@@ -498,6 +541,34 @@ bool pool_add_connection(Channel_info *channel_info) {
   return false;
 }
 
+void pool_resume_parked(void *arg) {
+  auto *conn = static_cast<Pool_connection *>(arg);
+  Pool_group *g = conn->group;
+  mysql_mutex_lock(&g->mutex);
+  if (conn->park == Pool_connection::kParking) {
+    /* Its worker has not let go of it yet: park() queues it. */
+    conn->park = Pool_connection::kResumedEarly;
+    mysql_mutex_unlock(&g->mutex);
+    return;
+  }
+  conn->park = Pool_connection::kNotParked;
+  pool_stats.parked--;
+  conn->resume = true;
+  g->high_queue.push_back(conn);
+  /* A worker for it: an idle one while the group may run one more, else
+     the listener (no socket event would wake it), else the running ones
+     take it when done. */
+  if (!g->idle_workers.empty() && g->active_count < 1 + pool_oversubscribe) {
+    pool_wake_or_create_worker(g);
+  } else if (g->listener != nullptr) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t rc = write(g->wake_fd, &one, sizeof one);
+  } else if (g->active_count == 0) {
+    pool_wake_or_create_worker(g);
+  }
+  mysql_mutex_unlock(&g->mutex);
+}
+
 void pool_thd_wait_begin(THD *, int) {
   Pool_worker *w = current_worker;
   if (w == nullptr || w->in_wait) return;
@@ -551,11 +622,16 @@ bool pool_start() {
     mysql_mutex_init(key_group_mutex, &g->mutex, MY_MUTEX_INIT_FAST);
     g->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     g->shutdown_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    g->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.ptr = nullptr;
-    if (g->epoll_fd < 0 || g->shutdown_fd < 0 ||
-        epoll_ctl(g->epoll_fd, EPOLL_CTL_ADD, g->shutdown_fd, &ev) != 0) {
+    epoll_event wake{};
+    wake.events = EPOLLIN | EPOLLET;
+    wake.data.ptr = nullptr;  // like the shutdown event: no connection
+    if (g->epoll_fd < 0 || g->shutdown_fd < 0 || g->wake_fd < 0 ||
+        epoll_ctl(g->epoll_fd, EPOLL_CTL_ADD, g->shutdown_fd, &ev) != 0 ||
+        epoll_ctl(g->epoll_fd, EPOLL_CTL_ADD, g->wake_fd, &wake) != 0) {
       LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
                       "strata_pool: cannot create the epoll set of thread "
                       "group %u (errno %d)",
@@ -599,6 +675,7 @@ void pool_stop() {
     }
     if (g.epoll_fd >= 0) close(g.epoll_fd);
     if (g.shutdown_fd >= 0) close(g.shutdown_fd);
+    if (g.wake_fd >= 0) close(g.wake_fd);
     mysql_mutex_destroy(&g.mutex);
   }
   groups.clear();

@@ -66,6 +66,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include <mysql/components/services/log_builtins.h>
@@ -85,6 +86,7 @@
 #include "sql/protocol_classic.h"
 #include "sql/replication.h"
 #include "sql/sql_class.h"
+#include "sql/strata_park.h"
 #include "sql/strata_thd_wait.h"
 #include "typelib.h"
 #include "violite.h"
@@ -101,6 +103,12 @@ namespace wire = strata::sync::wire;
 
 enum Policy : unsigned long { kBlock = 0, kFail = 1, kDegrade = 2 };
 const char *kPolicyNames[] = {"block", "fail", "degrade", nullptr};
+/* Where a commit waits for its acknowledgement: before the engine commit in
+   the group leader (AFTER_SYNC), or after it, at the end of the statement,
+   before the OK is sent (AFTER_COMMIT; parked without a thread on our
+   thread pool, sql/strata_park.h). */
+enum WaitPoint : unsigned long { kAfterSync = 0, kAfterCommit = 1 };
+const char *kWaitPointNames[] = {"AFTER_SYNC", "AFTER_COMMIT", nullptr};
 
 /* System variables (written by SET GLOBAL under the server's plugin lock,
    read here under m_mutex or as a snapshot). */
@@ -109,6 +117,7 @@ unsigned int opt_replicas = 1;
 unsigned long opt_policy = kBlock;
 unsigned long opt_timeout_ms = 10000;
 bool opt_ack_reader = true;
+unsigned long opt_wait_point = kAfterSync;
 
 
 const char *basename_of(const char *path) {
@@ -116,12 +125,18 @@ const char *basename_of(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-/** One waiting commit group (owned by the waiting thread's stack). */
+/** One waiting commit group (AFTER_SYNC) or session (AFTER_COMMIT). A
+    thread that waits owns its waiter (on its stack). A parked session has
+    no thread: its waiter is on the heap (resume set), owned by m_waiters,
+    and whoever takes it out calls resume(arg) under m_mutex and deletes
+    it. */
 struct Waiter {
   Pos pos;
   Clock::time_point since;
   std::condition_variable cv;
   bool covered = false;
+  strata_park_resume_fn resume = nullptr;
+  void *arg = nullptr;
 };
 
 struct Replica {
@@ -173,6 +188,9 @@ class Source {
   void after_flush(const char *file, my_off_t pos);
   void after_sync(const char *file, my_off_t pos);
   void after_commit(Trans_param *param);
+  // The end of a statement (sql/strata_park.h), AFTER_COMMIT.
+  bool defer(THD *thd, strata_park_resume_fn resume, void *arg);
+  void resumed(THD *thd);
   int transmit_start(Binlog_transmit_param *param, const char *file,
                      my_off_t pos);
   void transmit_stop();
@@ -196,6 +214,7 @@ class Source {
   Histogram wait_hist;  // µs per waiting commit group (after_sync)
   Histogram rtt_hist;   // µs from sending a flagged event to its ack
   std::atomic<std::size_t> waiting{0};  // also read without m_mutex
+  std::size_t parked = 0;  // waiters of parked sessions (in waiting too)
   bool quorum_valid = false;
   Pos quorum;
   bool degraded = false;
@@ -213,6 +232,18 @@ class Source {
   void release_all_locked();
   void note_released(const Pos &p, bool by_fail);
   void enter_degraded(const char *why);
+  bool released(const Pos &p) const {
+    return m_released_valid && p <= m_released_upto;
+  }
+  void wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w);
+  std::multimap<Pos, Waiter *>::iterator finish_parked(
+      std::multimap<Pos, Waiter *>::iterator it);
+  void check_parked_locked();
+  int parked_poll_timeout_ms();
+  bool settle_locked(std::uint32_t thread_id);
+  void publish_sessions() {
+    strata_park_set_sessions(static_cast<long>(m_sessions.size()));
+  }
   void receiver_loop();
   void binlog_watcher_loop();
 
@@ -231,6 +262,10 @@ class Source {
   std::mutex m_mutex;
   std::set<Pos> m_ack_points;
   std::multimap<Pos, Waiter *> m_waiters;
+  /* AFTER_COMMIT: per session (thread id), the end of its last commit that
+     is not settled yet (covered, or released by the policy); the session's
+     next statement status waits for it. */
+  std::unordered_map<std::uint32_t, Pos> m_sessions;
   bool m_released_valid = false, m_failed_valid = false;
   Pos m_released_upto, m_failed_upto;
   bool m_block_logged = false;
@@ -287,7 +322,8 @@ void Source::stop() {
   if (m_binlog_watcher.joinable()) m_binlog_watcher.join();
   {
     std::lock_guard<std::mutex> lk(m_mutex);
-    release_all_locked();
+    release_all_locked();  // threads see m_stop
+    check_parked_locked();  // parked sessions: all released (m_stop)
   }
   for (int &fd : m_pipe)
     if (fd >= 0) close(fd), fd = -1;
@@ -313,7 +349,9 @@ void Source::after_flush(const char *file, my_off_t pos) {
 }
 
 void Source::after_sync(const char *file, my_off_t pos) {
-  if (!opt_enabled || file == nullptr || pos == 0) return;
+  if (!opt_enabled || opt_wait_point == kAfterCommit || file == nullptr ||
+      pos == 0)
+    return;
   Waiter w;
   w.pos = Pos{basename_of(file), pos};
   std::unique_lock<std::mutex> lk(m_mutex);
@@ -324,7 +362,13 @@ void Source::after_sync(const char *file, my_off_t pos) {
     note_released(w.pos, false);
     return;
   }
+  wait_in_thread(lk, w);
+}
 
+/* Blocks the calling thread until w (not queued yet) is covered or released
+   by the policy, a disable, shutdown or uninstall. Called and returns with
+   m_mutex held through lk. */
+void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   THD *thd = current_thd;
   PSI_stage_info old_stage;
   THD_ENTER_COND(thd, nullptr, nullptr, &stage_waiting_for_ack, &old_stage);
@@ -341,7 +385,7 @@ void Source::after_sync(const char *file, my_off_t pos) {
   lk.lock();
   const auto deadline = w.since + std::chrono::milliseconds(opt_timeout_ms);
   while (!w.covered) {
-    if (!opt_enabled || degraded) {
+    if (!opt_enabled || degraded || m_stop) {
       note_released(w.pos, false);
       break;
     }
@@ -394,6 +438,7 @@ void Source::after_sync(const char *file, my_off_t pos) {
   lk.unlock();
   strata_thd_wait_end(thd);
   THD_EXIT_COND(thd, &old_stage);
+  lk.lock();
 }
 
 void Source::after_commit(Trans_param *param) {
@@ -403,8 +448,23 @@ void Source::after_commit(Trans_param *param) {
   bool fail = false;
   {
     std::lock_guard<std::mutex> lk(m_mutex);
-    if (!m_released_valid) return;
     const Pos p{basename_of(param->log_file), param->log_pos};
+    if (opt_wait_point == kAfterCommit && opt_enabled && !released(p)) {
+      // AFTER_COMMIT: the session's statement status waits (defer()). Runs
+      // on the group leader's thread for every session of the group.
+      if (covered(p)) return;
+      // No ack point at or after p: flushed before strong sync was enabled.
+      if (m_ack_points.lower_bound(p) == m_ack_points.end()) return;
+      if (degraded) {
+        n_unacked_commits++;
+        return;
+      }
+      auto [it, inserted] = m_sessions.try_emplace(param->thread_id, p);
+      if (!inserted && it->second < p) it->second = p;
+      publish_sessions();
+      return;
+    }
+    if (!m_released_valid) return;
     if (covered(p) || !(p <= m_released_upto)) return;
     n_unacked_commits++;
     fail = m_failed_valid && p <= m_failed_upto;
@@ -415,6 +475,159 @@ void Source::after_commit(Trans_param *param) {
                     "transaction within %lu ms; it is committed on this "
                     "source only",
                     MYF(0), opt_replicas, opt_timeout_ms);
+}
+
+/* The fail policy's error, replacing the statement's OK (AFTER_COMMIT: the
+   commit is done, its statement has not answered yet). */
+void raise_not_acknowledged(THD *thd) {
+  Diagnostics_area *da = thd->get_stmt_da();
+  if (!da->is_ok() && !da->is_eof()) return;
+  da->reset_diagnostics_area();
+  my_printf_error(ER_ERROR_DURING_COMMIT,
+                  "Strong sync: fewer than %u replicas acknowledged the "
+                  "transaction within %lu ms; it is committed on this "
+                  "source only",
+                  MYF(0), opt_replicas, opt_timeout_ms);
+}
+
+/* Forgets the session's pending commit; true if the fail policy released
+   it (the statement must return the error). Needs m_mutex. */
+bool Source::settle_locked(std::uint32_t thread_id) {
+  auto it = m_sessions.find(thread_id);
+  if (it == m_sessions.end()) return false;
+  const Pos p = std::move(it->second);
+  m_sessions.erase(it);
+  publish_sessions();
+  if (covered(p)) return false;
+  n_unacked_commits++;
+  return m_failed_valid && p <= m_failed_upto;
+}
+
+bool Source::defer(THD *thd, strata_park_resume_fn resume, void *arg) {
+  const std::uint32_t id = thd->thread_id();
+  std::unique_lock<std::mutex> lk(m_mutex);
+  auto it = m_sessions.find(id);
+  if (it == m_sessions.end()) return false;
+  const Pos p = it->second;
+  if (!covered(p) && !released(p) && opt_enabled && !degraded && !m_stop &&
+      !connection_events_loop_aborted()) {
+    if (resume != nullptr) {
+      auto *w = new Waiter;
+      w->pos = p;
+      w->since = Clock::now();
+      w->resume = resume;
+      w->arg = arg;
+      m_waiters.emplace(p, w);
+      n_waits++;
+      waiting++;
+      parked++;
+      // The ack reader also fires the policy's timeout for parked sessions:
+      // let it shorten its poll() to the new deadline.
+      if (opt_policy != kBlock) wake_receiver();
+      return true;
+    }
+    // No pool worker that can park (one thread per connection): wait here.
+    Waiter w;
+    w.pos = p;
+    wait_in_thread(lk, w);
+  }
+  const bool fail = settle_locked(id);
+  lk.unlock();
+  if (fail) raise_not_acknowledged(thd);
+  return false;
+}
+
+void Source::resumed(THD *thd) {
+  std::unique_lock<std::mutex> lk(m_mutex);
+  const bool fail = settle_locked(thd->thread_id());
+  lk.unlock();
+  if (fail) raise_not_acknowledged(thd);
+}
+
+/* Takes a parked session's waiter out and hands the session back to the
+   pool. Needs m_mutex (which also orders it with the pool's own parking,
+   see resume_parked in plugin/strata_pool). */
+std::multimap<Pos, Waiter *>::iterator Source::finish_parked(
+    std::multimap<Pos, Waiter *>::iterator it) {
+  Waiter *w = it->second;
+  it = m_waiters.erase(it);
+  waiting--;
+  parked--;
+  const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                          Clock::now() - w->since)
+                          .count();
+  wait_time_us += waited;
+  wait_hist.add(static_cast<std::uint64_t>(waited));
+  w->resume(w->arg);
+  delete w;
+  return it;
+}
+
+/* What the waiting loop of wait_in_thread() does for a thread, for the
+   parked sessions, which have none: the policy's timeout, a disable, a
+   degrade, shutdown and uninstall release them. Called by the ack reader
+   after every poll() (which it bounds by the next deadline) and on every
+   change of settings. Needs m_mutex. */
+void Source::check_parked_locked() {
+  if (parked == 0) return;
+  const auto now = Clock::now();
+  const auto timeout = std::chrono::milliseconds(opt_timeout_ms);
+  bool release_all = !opt_enabled || degraded || m_stop;
+  if (!release_all && connection_events_loop_aborted()) {
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: shutdown releases %zu parked session(s) "
+                    "without replica acknowledgement",
+                    parked);
+    release_all = true;
+  }
+  for (auto it = m_waiters.begin(); it != m_waiters.end();) {
+    Waiter *w = it->second;
+    if (w->resume == nullptr) {
+      ++it;
+      continue;
+    }
+    bool by_fail = false;
+    if (!release_all) {
+      if (now < w->since + timeout) {
+        ++it;
+        continue;
+      }
+      if (opt_policy == kBlock) {
+        if (!m_block_logged) {
+          m_block_logged = true;
+          LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                          "strata_sync: commits blocked for %lu ms: %s",
+                          opt_timeout_ms, reason().c_str());
+        }
+        ++it;
+        continue;
+      }
+      if (opt_policy == kDegrade) {
+        enter_degraded("no acknowledgement within strata_sync_source_timeout");
+        release_all = true;
+        it = m_waiters.begin();
+        continue;
+      }
+      n_timeouts++;
+      by_fail = true;
+    }
+    note_released(w->pos, by_fail);
+    it = finish_parked(it);
+  }
+}
+
+/* How long the ack reader may sleep in poll(): until the next parked
+   session's deadline under fail/degrade, at most a second. Needs m_mutex. */
+int Source::parked_poll_timeout_ms() {
+  if (parked == 0 || opt_policy == kBlock) return 1000;
+  auto first = Clock::time_point::max();
+  for (const auto &w : m_waiters)
+    if (w.second->resume != nullptr) first = std::min(first, w.second->since);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        first + std::chrono::milliseconds(opt_timeout_ms) -
+                        Clock::now())
+                        .count();
+  return static_cast<int>(std::clamp<long long>(left + 1, 0, 1000));
 }
 
 void Source::note_released(const Pos &p, bool by_fail) {
@@ -451,6 +664,7 @@ void Source::settings_changed() {
   }
   recompute_quorum();  // N may have changed
   release_all_locked();
+  check_parked_locked();
 }
 
 /* ---- acks and the quorum ----------------------------------------------- */
@@ -468,12 +682,17 @@ void Source::recompute_quorum() {
   m_ack_points.erase(m_ack_points.begin(), m_ack_points.upper_bound(quorum));
   m_have_points = !m_ack_points.empty();
   // Wake only the waiters this ack covers.
-  auto end = m_waiters.upper_bound(quorum);
-  for (auto it = m_waiters.begin(); it != end; ++it) {
+  // Parked sessions go back to the pool (resume); threads are notified.
+  for (auto it = m_waiters.begin();
+       it != m_waiters.end() && it->first <= quorum;) {
+    if (it->second->resume != nullptr) {
+      it = finish_parked(it);
+      continue;
+    }
     it->second->covered = true;
     it->second->cv.notify_one();
+    it = m_waiters.erase(it);
   }
-  m_waiters.erase(m_waiters.begin(), end);
   if (m_waiters.empty() && m_block_logged) {
     m_block_logged = false;
     LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
@@ -521,7 +740,16 @@ void Source::receiver_loop() {
           ids.push_back(r.first);
         }
     }
-    const int n = poll(fds.data(), fds.size(), 1000);
+    int timeout_ms = 1000;
+    {
+      std::lock_guard<std::mutex> lk(m_mutex);
+      timeout_ms = parked_poll_timeout_ms();
+    }
+    const int n = poll(fds.data(), fds.size(), timeout_ms);
+    {
+      std::lock_guard<std::mutex> lk(m_mutex);
+      check_parked_locked();
+    }
     if (n < 0 && errno != EINTR) {
       LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
                       "strata_sync: poll() in the ack reader failed: %s",
@@ -922,7 +1150,13 @@ void Source::reset() {
   if (!m_waiters.empty()) {
     for (auto &w : m_waiters) note_released(w.first, false);
     release_all_locked();
+    for (auto it = m_waiters.begin(); it != m_waiters.end();)
+      it = it->second->resume != nullptr ? finish_parked(it) : std::next(it);
   }
+  // Positions start again: no session waits for one of the old log.
+  n_unacked_commits += m_sessions.size();
+  m_sessions.clear();
+  publish_sessions();
 }
 
 /* ---- status ------------------------------------------------------------ */
@@ -1035,6 +1269,14 @@ int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
   return 0;
 }
 
+bool on_statement_end(THD *thd, strata_park_resume_fn resume, void *arg) {
+  return g_source->defer(thd, resume, arg);
+}
+
+void on_resumed(THD *thd) { g_source->resumed(thd); }
+
+const Strata_park_sync park_ops = {on_statement_end, on_resumed};
+
 int on_after_reset_master(Binlog_transmit_param *) {
   g_source->reset();
   return 0;
@@ -1103,6 +1345,19 @@ MYSQL_SYSVAR_ULONG(timeout, opt_timeout_ms, PLUGIN_VAR_OPCMDARG,
                    nullptr, update_and_notify<unsigned long>, 10000, 1,
                    ~0UL >> 1, 1);
 
+TYPELIB wait_point_typelib = {array_elements(kWaitPointNames) - 1, "",
+                             kWaitPointNames, nullptr};
+MYSQL_SYSVAR_ENUM(wait_point, opt_wait_point, PLUGIN_VAR_OPCMDARG,
+                  "Where a commit waits for the replicas: AFTER_SYNC (the "
+                  "default) before the engine commit, so no session sees the "
+                  "transaction before N replicas hold it; AFTER_COMMIT after "
+                  "the engine commit, before the statement's OK is sent: "
+                  "other sessions may see it first, no client gets OK for it "
+                  "unacknowledged, and on the strata_pool thread pool the "
+                  "session waits without occupying a worker.",
+                  nullptr, update_and_notify<unsigned long>, kAfterSync,
+                  &wait_point_typelib);
+
 MYSQL_SYSVAR_BOOL(ack_reader, opt_ack_reader, PLUGIN_VAR_OPCMDARG,
                   "Read the acknowledgements of plain-TCP strong-sync "
                   "replicas in the plugin's ack reader thread as they arrive "
@@ -1113,7 +1368,8 @@ MYSQL_SYSVAR_BOOL(ack_reader, opt_ack_reader, PLUGIN_VAR_OPCMDARG,
 
 SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
                           MYSQL_SYSVAR(policy),     MYSQL_SYSVAR(timeout),
-                          MYSQL_SYSVAR(ack_reader), nullptr};
+                          MYSQL_SYSVAR(ack_reader), MYSQL_SYSVAR(wait_point),
+                          nullptr};
 
 int show_string(SHOW_VAR *var, char *buf, const std::string &s) {
   var->type = SHOW_CHAR;
@@ -1155,6 +1411,7 @@ STRATA_SHOW(acked_pos, number, s.quorum_valid ? s.quorum.pos : 0)
 STRATA_SHOW(waits, number, s.n_waits)
 STRATA_SHOW(wait_time_us, number, s.wait_time_us)
 STRATA_SHOW(waiting_sessions, number, (std::uint64_t)s.waiting)
+STRATA_SHOW(parked_sessions, number, (std::uint64_t)s.parked)
 STRATA_SHOW(acks, number, s.n_acks)
 STRATA_SHOW(timeouts, number, s.n_timeouts)
 STRATA_SHOW(degradations, number, s.n_degradations)
@@ -1184,7 +1441,7 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(replicas_connected),
     STRATA_STATUS(acked_file),   STRATA_STATUS(acked_pos),
     STRATA_STATUS(waits),        STRATA_STATUS(wait_time_us),
-    STRATA_STATUS(waiting_sessions),
+    STRATA_STATUS(waiting_sessions), STRATA_STATUS(parked_sessions),
     STRATA_STATUS(acks),         STRATA_STATUS(timeouts),
     STRATA_STATUS(degradations), STRATA_STATUS(unacked_commits),
     STRATA_STATUS(wait_avg_us),  STRATA_STATUS(wait_p50_us),
@@ -1369,10 +1626,14 @@ void pfs_unregister() {
 /* Undo plugin_init; also its partial work when a registration failed
    (unregistering an observer that was never registered is harmless). */
 void tear_down(void *p) {
+  // First release every waiting and parked session (stop() sets m_stop),
+  // then wait until no statement is inside defer()/resumed().
+  g_source->stop();
+  strata_park_register_sync(nullptr);
+  strata_park_set_sessions(0);
   unregister_trans_observer(&trans_observer, p);
   unregister_binlog_storage_observer(&storage_observer, p);
   unregister_binlog_transmit_observer(&transmit_observer, p);
-  g_source->stop();
   delete g_source;
   g_source = nullptr;
   deinit_logging_service_for_plugin(&reg_srv, &log_bi, &log_bs);
@@ -1389,6 +1650,7 @@ int plugin_init(void *p) {
     tear_down(p);
     return 1;
   }
+  strata_park_register_sync(&park_ops);
   pfs_register();
   return 0;
 }

@@ -1,0 +1,77 @@
+/* Strata: defer a statement's OK until a replica acknowledges its commit,
+   without holding a thread-pool worker (strong sync, parked wait point).
+
+   With strata_sync_source_wait_point = AFTER_COMMIT the strong-sync source
+   plugin (plugin/strata_sync) lets a commit finish in the engine at once and
+   makes the session wait at the end of the statement instead: the OK (or
+   EOF) packet must not reach the client before N replicas hold the
+   transaction. THD::send_statement_status() asks strata_park_defer_status()
+   first (patch 0013-statement-status-park). Then:
+
+   - On a worker of our thread pool (plugin/strata_pool), which declared
+     around do_command() that it can park (strata_park_worker_begin), the
+     status is not sent: the sync plugin registers resume(arg) for the
+     session's commit position and the worker goes on with other
+     connections. When the acknowledgement arrives (or the policy releases
+     the commit) the sync plugin calls resume(arg) from its own thread, never
+     a pool worker; the pool queues the connection, and a worker attaches it
+     and calls strata_park_resume(), which sends the deferred status (the
+     Diagnostics_area is untouched until the next command resets it).
+   - Anywhere else (one thread per connection, the pool's admin threads) the
+     session waits in its own thread, in the same place.
+
+   The two plugins register here, so neither links the other. Without the
+   sync plugin registered everything below is a load of one atomic pointer. */
+#ifndef STRATA_PARK_H
+#define STRATA_PARK_H
+
+class THD;
+
+/* Called exactly once per parked session, from a thread that is not a pool
+   worker (ack reader, dump thread, shutdown), while the sync plugin holds
+   its mutex: it must only queue the connection, never call back into the
+   sync plugin. */
+using strata_park_resume_fn = void (*)(void *arg);
+
+/* What the strong-sync source plugin provides. */
+struct Strata_park_sync {
+  /* The statement's OK/EOF is about to be sent. With resume set: returns
+     true if the session's last commit is not acknowledged yet; the session
+     is then parked and resume(arg) will be called. With resume == nullptr
+     (the session cannot park): waits here until the commit is acknowledged
+     or released, and returns false. Returns false at once when nothing is
+     pending. When it returns false the status may have been replaced by an
+     error (the fail policy's timeout). */
+  bool (*defer)(THD *thd, strata_park_resume_fn resume, void *arg);
+  /* On the worker that resumes a parked session, before the status is
+     sent: settles the session (the fail policy's error, counters). */
+  void (*resumed)(THD *thd);
+};
+
+/* The sync plugin keeps here how many sessions have a commit that is not
+   settled yet (written under its own mutex, by it alone): while it is 0,
+   which is always the case with the default wait point, the statement
+   status costs two relaxed loads and no call into the plugin. */
+void strata_park_set_sessions(long n);
+
+/* The sync plugin registers at init and unregisters (nullptr) at deinit;
+   unregistering waits until no call into the plugin is in progress. */
+void strata_park_register_sync(const Strata_park_sync *sync);
+
+/* The pool, around do_command() on a worker: the statement status of this
+   command may be deferred; resume(arg) brings the connection back. end()
+   returns true when it was deferred (the session is parked: do not read
+   its next command, do not close it; wait for resume). */
+void strata_park_worker_begin(THD *thd, strata_park_resume_fn resume,
+                              void *arg);
+bool strata_park_worker_end();
+
+/* The pool, on the worker that took the resumed connection (attached):
+   sends the deferred statement status. */
+void strata_park_resume(THD *thd);
+
+/* THD::send_statement_status(): true when the status must not be sent now
+   (the session parked). */
+bool strata_park_defer_status(THD *thd);
+
+#endif  // STRATA_PARK_H
