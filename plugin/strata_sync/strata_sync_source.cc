@@ -452,7 +452,8 @@ void Source::after_commit(Trans_param *param) {
     if (opt_wait_point == kAfterCommit && opt_enabled && !released(p)) {
       // AFTER_COMMIT: the session's statement status waits (defer()). Runs
       // on the group leader's thread for every session of the group.
-      if (covered(p)) return;
+      // Replication appliers send no statement status: nothing to hold.
+      if (covered(p) || param->rpl_channel_type != NO_CHANNEL_INFO) return;
       // No ack point at or after p: flushed before strong sync was enabled.
       if (m_ack_points.lower_bound(p) == m_ack_points.end()) return;
       if (degraded) {
@@ -682,6 +683,14 @@ void Source::recompute_quorum() {
   m_ack_points.erase(m_ack_points.begin(), m_ack_points.upper_bound(quorum));
   m_have_points = !m_ack_points.empty();
   // Wake only the waiters this ack covers.
+  // Sessions whose commit is covered now need not look at us at the end of
+  // their statement (a commit that reaches no statement status, as one of
+  // the event scheduler, would otherwise stay here).
+  if (!m_sessions.empty()) {
+    for (auto it = m_sessions.begin(); it != m_sessions.end();)
+      it = it->second <= quorum ? m_sessions.erase(it) : std::next(it);
+    publish_sessions();
+  }
   // Parked sessions go back to the pool (resume); threads are notified.
   for (auto it = m_waiters.begin();
        it != m_waiters.end() && it->first <= quorum;) {
