@@ -7,6 +7,15 @@
    - Commit group leader: after_flush() registers the group's binlog end as
      an ack point; after_sync() waits (before the engine commit) until the
      quorum position covers it, or until the policy releases it.
+   - With strata_sync_source_wait_point = AFTER_COMMIT after_sync() does not
+     wait: after_commit() records each session's commit position
+     (m_sessions), and the session's statement status waits for it
+     (defer(), called by THD::send_statement_status through
+     sql/strata_park.h). On our thread pool the session parks: a heap
+     waiter carries the pool's resume callback, which whoever covers or
+     releases it calls under m_mutex (ack reader, dump thread); the ack
+     reader also fires the policy's timeouts for parked sessions
+     (check_parked_locked). Elsewhere the session waits in its own thread.
    - Dump thread (one per replica): transmit_start() registers a replica that
      asked for strong sync; reserve_header()/before_send_event() put the
      2-byte header on every packet and flag events that end at an ack point;
