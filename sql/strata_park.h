@@ -13,8 +13,10 @@
      status is not sent: the sync plugin registers resume(arg) for the
      session's commit position and the worker goes on with other
      connections. When the acknowledgement arrives (or the policy releases
-     the commit) the sync plugin calls resume(arg) from its own thread, never
-     a pool worker; the pool queues the connection, and a worker attaches it
+     the commit) the sync plugin calls resume(arg) from the thread that
+     learnt it (its ack reader; on TLS the replica's dump thread, which holds
+     its own worker for its whole life), so no free worker is needed; the
+     pool queues the connection, and a worker attaches it
      and calls strata_park_resume(), which sends the deferred status (the
      Diagnostics_area is untouched until the next command resets it).
    - Anywhere else (one thread per connection, the pool's admin threads) the
@@ -27,9 +29,9 @@
 
 class THD;
 
-/* Called exactly once per parked session, from a thread that is not a pool
-   worker (ack reader, dump thread, shutdown), while the sync plugin holds
-   its mutex: it must only queue the connection, never call back into the
+/* Called exactly once per parked session, from whichever thread covers or
+   releases its commit (ack reader, a dump thread, a SET GLOBAL or RESET
+   session, uninstall), while the sync plugin holds its mutex: it must only queue the connection, never call back into the
    sync plugin. */
 using strata_park_resume_fn = void (*)(void *arg);
 

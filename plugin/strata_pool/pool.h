@@ -158,8 +158,9 @@ void pool_connection_detach(Pool_connection *conn);
 enum class Served { kIdle, kClosed, kParked };
 Served pool_connection_serve(Pool_connection *conn);
 /* The sync plugin's resume callback (strata_park_resume_fn): queues a
-   parked connection to send its deferred status. Runs on the sync plugin's
-   threads, never on a worker. */
+   parked connection to send its deferred status. Runs on the thread that learnt of the
+   acknowledgement (the sync plugin's ack reader, a dump thread, ...), under
+   the sync plugin's mutex: only queues and wakes. */
 void pool_resume_parked(void *arg);
 void pool_connection_close(Pool_connection *conn, bool end, uint sql_errno);
 
