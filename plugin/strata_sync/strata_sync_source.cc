@@ -75,7 +75,6 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 #include <mysql/components/services/log_builtins.h>
@@ -89,6 +88,7 @@
 #include "plugin/strata_sync/strata_sync_histogram.h"
 #include "plugin/strata_sync/strata_sync_position.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
+#include "plugin/strata_sync/strata_sync_sessions.h"
 #include "sql/binlog.h"  // mysql_bin_log.get_binlog_end_pos()
 #include "sql/current_thd.h"
 #include "sql/mysqld.h"  // connection_events_loop_aborted
@@ -274,7 +274,7 @@ class Source {
   /* AFTER_COMMIT: per session (thread id), the end of its last commit that
      is not settled yet (covered, or released by the policy); the session's
      next statement status waits for it. */
-  std::unordered_map<std::uint32_t, Pos> m_sessions;
+  PendingCommits m_sessions;
   bool m_released_valid = false, m_failed_valid = false;
   Pos m_released_upto, m_failed_upto;
   bool m_block_logged = false;
@@ -469,8 +469,7 @@ void Source::after_commit(Trans_param *param) {
         n_unacked_commits++;
         return;
       }
-      auto [it, inserted] = m_sessions.try_emplace(param->thread_id, p);
-      if (!inserted && it->second < p) it->second = p;
+      m_sessions.record(param->thread_id, p);
       publish_sessions();
       return;
     }
@@ -503,22 +502,20 @@ void raise_not_acknowledged(THD *thd) {
 /* Forgets the session's pending commit; true if the fail policy released
    it (the statement must return the error). Needs m_mutex. */
 bool Source::settle_locked(std::uint32_t thread_id) {
-  auto it = m_sessions.find(thread_id);
-  if (it == m_sessions.end()) return false;
-  const Pos p = std::move(it->second);
-  m_sessions.erase(it);
+  const std::optional<Pos> p = m_sessions.take(thread_id);
+  if (!p) return false;
   publish_sessions();
-  if (covered(p)) return false;
+  if (covered(*p)) return false;
   n_unacked_commits++;
-  return m_failed_valid && p <= m_failed_upto;
+  return m_failed_valid && *p <= m_failed_upto;
 }
 
 bool Source::defer(THD *thd, strata_park_resume_fn resume, void *arg) {
   const std::uint32_t id = thd->thread_id();
   std::unique_lock<std::mutex> lk(m_mutex);
-  auto it = m_sessions.find(id);
-  if (it == m_sessions.end()) return false;
-  const Pos p = it->second;
+  const Pos *pending = m_sessions.find(id);
+  if (pending == nullptr) return false;
+  const Pos p = *pending;
   if (!covered(p) && !released(p) && opt_enabled && !degraded && !m_stop &&
       !connection_events_loop_aborted()) {
     if (resume != nullptr) {
@@ -696,8 +693,7 @@ void Source::recompute_quorum() {
   // their statement (a commit that reaches no statement status, as one of
   // the event scheduler, would otherwise stay here).
   if (!m_sessions.empty()) {
-    for (auto it = m_sessions.begin(); it != m_sessions.end();)
-      it = it->second <= quorum ? m_sessions.erase(it) : std::next(it);
+    m_sessions.forget_covered(quorum);
     publish_sessions();
   }
   // Parked sessions go back to the pool (resume); threads are notified.
@@ -1172,8 +1168,7 @@ void Source::reset() {
       it = it->second->resume != nullptr ? finish_parked(it) : std::next(it);
   }
   // Positions start again: no session waits for one of the old log.
-  n_unacked_commits += m_sessions.size();
-  m_sessions.clear();
+  n_unacked_commits += m_sessions.clear();
   publish_sessions();
 }
 
