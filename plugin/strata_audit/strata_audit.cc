@@ -578,6 +578,7 @@ STAT_GETTER(st_lost, g_log->stats().events_lost.load())
 STAT_GETTER(st_total_size, g_log->stats().total_size.load())
 STAT_GETTER(st_current_size, g_log->stats().current_size.load())
 STAT_GETTER(st_waits, g_log->stats().write_waits.load())
+STAT_GETTER(st_session_drains, g_log->stats().session_drains.load())
 STAT_GETTER(st_errors, g_log->stats().write_errors.load())
 STAT_GETTER(st_rotated, g_log->stats().rotations_done.load())
 #undef STAT_GETTER
@@ -603,6 +604,9 @@ SHOW_VAR status_variables[] = {
      SHOW_SCOPE_GLOBAL},
     {"Audit_log_write_waits", reinterpret_cast<char *>(&show_u64<st_waits>),
      SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Audit_log_session_drains",
+     reinterpret_cast<char *>(&show_u64<st_session_drains>), SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
     {"Audit_log_write_errors", reinterpret_cast<char *>(&show_u64<st_errors>),
      SHOW_FUNC, SHOW_SCOPE_GLOBAL},
     {"Audit_log_files_rotated",

@@ -208,6 +208,7 @@ void AuditLog::append(const Record &r) {
     return head.size() + stamp.size() + tail.size();
   };
   RecordRing::Reservation res;
+  bool waited = false;  // Audit_log_write_waits counts appends, not naps
   for (;;) {
     size_t need = 0;
     const RecordRing::Status st = ring_.reserve(size_for, may_wait, &res, &need);
@@ -217,9 +218,23 @@ void AuditLog::append(const Record &r) {
       stats_.events_lost.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    // ASYNCHRONOUS, full: wait for the writer to free room (the id may
-    // grow a digit or two meanwhile, hence the slack).
-    stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
+    // ASYNCHRONOUS, full. First drain the buffer here if nobody is writing:
+    // with many more sessions than CPUs the writer thread may wait long for
+    // a CPU, and a session that is running anyway writes without a wake-up
+    // and a context switch. Then retry (somebody else may reserve first).
+    if (drain_if_idle()) {
+      stats_.session_drains.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    // Somebody else is writing, or the oldest record is still being
+    // copied: wait for room (the id may grow a digit or two meanwhile,
+    // hence the slack), for one drain at most, then try again from the
+    // top: the room may have been taken by others first, and the next
+    // drain may be this session's to do (the writer may still get no CPU).
+    if (!waited) {
+      stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
+      waited = true;
+    }
     need = std::min(need + 32, ring_.capacity());
     std::unique_lock<std::mutex> lk(mu_);
     waiters_.fetch_add(1);  // seq_cst: before the check (record_ring.h)
@@ -227,8 +242,10 @@ void AuditLog::append(const Record &r) {
       writer_state_.store(kBusy);
       cv_data_.notify_one();
     }
-    while (!ring_.room_for(need))
-      cv_space_.wait_for(lk, std::chrono::milliseconds(100));
+    // Drains notify; the timeout covers a record whose copying session
+    // publishes it while only sessions could drain.
+    if (!ring_.room_for(need))
+      cv_space_.wait_for(lk, std::chrono::milliseconds(10));
     waiters_.fetch_sub(1);
   }
 
@@ -293,31 +310,48 @@ void AuditLog::writer_main() {
         cv_data_.wait_for(lk, kBatchWindow);
       writer_state_.store(kBusy);
     }
-    const RecordRing::Batch b = ring_.peek();
-    if (b.records == 0) {
+    // Sessions may consume too (drain_if_idle), so the ring is read only
+    // under file_mu_; this check of the oldest record's state is atomic.
+    const uint64_t id = ring_.consumed_id();
+    if (!ring_.is_published(id) && id != ring_.next_id()) {
       // The oldest record is reserved but still being copied by a session
       // that was preempted: only the writer waits for it, asleep (polling
       // here would take CPU from that very session); the session wakes it
       // when it publishes the record.
-      const uint64_t id = ring_.consumed_id();
       std::unique_lock<std::mutex> lk(mu_);
       awaited_id_.store(id);
       writer_state_.store(kAwaitRecord);  // seq_cst, then check (Dekker)
-      if (!ring_.is_published(id))
+      // (A session may have consumed it meanwhile and its slot been
+      // reused: then the tail has moved, and the writer does not sleep.)
+      if (ring_.consumed_id() == id && !ring_.is_published(id))
         cv_data_.wait_for(lk, std::chrono::milliseconds(10));
       writer_state_.store(kBusy);
       continue;
     }
-    {
-      std::lock_guard<std::mutex> fl(file_mu_);
-      write_locked(b.a, b.b, b.records, false);
-    }
-    ring_.consume(b);  // seq_cst stores, then the waiters_ check (Dekker)
-    if (waiters_.load() > 0) {
-      { std::lock_guard<std::mutex> lk(mu_); }
-      cv_space_.notify_all();
-    }
+    if (opts_.before_writer_drain) opts_.before_writer_drain();
+    (void)drain_locked(std::unique_lock<std::mutex>(file_mu_));
   }
+}
+
+bool AuditLog::drain_if_idle() {
+  std::unique_lock<std::mutex> fl(file_mu_, std::try_to_lock);
+  if (!fl.owns_lock()) return false;
+  return drain_locked(std::move(fl));
+}
+
+bool AuditLog::drain_locked(std::unique_lock<std::mutex> fl) {
+  // Peek, write and consume under file_mu_: whoever holds it is the ring's
+  // only consumer (record_ring.h), the writer thread or a session.
+  const RecordRing::Batch b = ring_.peek();
+  if (b.records == 0) return false;
+  write_locked(b.a, b.b, b.records, false);
+  ring_.consume(b);  // seq_cst stores, then the waiters_ check (Dekker)
+  fl.unlock();
+  if (waiters_.load() > 0) {
+    { std::lock_guard<std::mutex> lk(mu_); }
+    cv_space_.notify_all();
+  }
+  return true;
 }
 
 void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,

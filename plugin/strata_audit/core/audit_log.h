@@ -19,8 +19,13 @@
 //   writer sleeps waiting for exactly this record (its session was
 //   preempted while copying it); checked with one atomic load of
 //   writer_state_.
-// - Full buffer: ASYNCHRONOUS waits for space (Audit_log_write_waits; on
-//   cv_space_, registered in waiters_), PERFORMANCE drops the record
+// - Full buffer: in ASYNCHRONOUS the session first drains the buffer
+//   itself if nobody holds file_mu_ (Audit_log_session_drains): with many
+//   more sessions than CPUs the writer thread can wait long for a CPU,
+//   while the session is running already. Otherwise it waits for space
+//   (Audit_log_write_waits; on cv_space_, registered in waiters_).
+//   Whoever holds file_mu_ is the ring's one consumer. PERFORMANCE drops
+//   the record
 //   (Audit_log_events_lost). A record longer than the whole buffer is, in
 //   ASYNCHRONOUS, reserved by reference: the session keeps its bytes and
 //   waits until the writer has written them (counted as a wait), in order;
@@ -86,6 +91,9 @@ struct Options {
   std::string syslog_ident;
   Fs *fs = nullptr;                       // nullptr: posix_fs()
   std::function<int64_t()> clock_us;      // nullptr: system clock
+  // Tests: called by the writer thread before each write, holding no lock
+  // (a test blocks in it to stand for a writer that gets no CPU).
+  std::function<void()> before_writer_drain;
   // Error log sink: (is_error, message). Called without locks held by
   // sessions, possibly from the writer thread.
   std::function<void(bool, const std::string &)> log;
@@ -97,6 +105,7 @@ struct Stats {
   std::atomic<uint64_t> total_size{0};    // bytes written since start
   std::atomic<uint64_t> current_size{0};  // size of the current file
   std::atomic<uint64_t> write_waits{0};
+  std::atomic<uint64_t> session_drains{0};  // full buffer written by a session
   std::atomic<uint64_t> write_errors{0};
   std::atomic<uint64_t> rotations_done{0};
 };
@@ -132,6 +141,12 @@ class AuditLog {
 
  private:
   enum WriterState : int { kBusy, kBatchSleep, kIdleSleep, kAwaitRecord };
+
+  // Writes and frees the published records from the oldest on, as the
+  // ring's consumer; false if there were none (the oldest is still being
+  // copied). drain_if_idle() does it only if file_mu_ is free.
+  bool drain_locked(std::unique_lock<std::mutex> file_lock);
+  bool drain_if_idle();
 
   bool asynchronous() const {
     return opts_.strategy == Strategy::kAsynchronous ||

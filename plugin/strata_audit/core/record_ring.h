@@ -50,7 +50,8 @@
 // A slot's old seq (id + 1 - slot count, or 0 after reset()) never equals
 // the new one, so a record is never taken as published before it is.
 //
-// Consuming (the writer, one thread): starting at tail_id_, take slots
+// Consuming (one consumer at a time: AuditLog's writer thread, or a session
+// draining a full buffer, both under AuditLog's file_mu_): starting at tail_id_, take slots
 // while their seq is published, summing their lengths; stop at the first
 // unpublished one (its producer is still copying: the writer waits for it,
 // nobody else does). Write, then advance tail_pos_ and tail_id_ with
@@ -158,7 +159,7 @@ class RecordRing {
   // waiting for room is over).
   bool room_for(size_t len) const;
 
-  // ---- the consumer (one thread) ----
+  // ---- the consumer (one thread at a time) ----
 
   // The published records from consumed_id() on, up to the first
   // unpublished one or the first by-reference one: records > 0 and the

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cerrno>
 #include <cstdio>
 #include <thread>
@@ -121,11 +123,18 @@ TEST(AuditLog, AsynchronousWaitsWhenFull) {
   AuditLog log(o);
   std::string err;
   ASSERT_EQ(log.start(&err), 0);
-  fs.close_gate();
+  fs.close_gate();  // a hung disk
+  std::atomic<bool> returned{false};
   std::thread t([&] {
     for (int i = 0; i < 100; ++i) log.append(query("select 1"));
+    returned = true;
   });
-  while (log.stats().write_waits == 0) std::this_thread::yield();
+  // 100 records do not fit in 1 KiB: the session blocks, waiting for room
+  // or in a write of its own (it drains a full buffer when the writer is
+  // not writing), and drops nothing.
+  while (fs.held_at_gate == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(returned);
   fs.open_gate();
   t.join();
   log.stop();
@@ -398,6 +407,47 @@ TEST(AuditLog, PerformanceCountsEveryDropUnderConcurrency) {
   }
 }
 
+// Many more sessions than CPUs: the writer thread may get no CPU for a
+// while. A session that finds the buffer full writes it out itself instead
+// of waiting for the writer to be scheduled; order and completeness hold.
+TEST(AuditLog, ASessionDrainsAFullBufferWhenTheWriterGetsNoCpu) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  o.buffer_size = 1024;
+  std::mutex m;
+  std::condition_variable cv;
+  bool writer_may_run = false;
+  o.before_writer_drain = [&] {
+    std::unique_lock<std::mutex> l(m);
+    cv.wait(l, [&] { return writer_may_run; });
+  };
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0);
+  constexpr int kThreads = 4, kEach = 100;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) log.append(query("select 1"));
+    });
+  for (auto &t : ts) t.join();  // returns although the writer never wrote
+  EXPECT_GT(log.stats().session_drains, 0u);
+  {
+    std::lock_guard<std::mutex> l(m);
+    writer_may_run = true;
+  }
+  cv.notify_all();
+  log.stop();
+  EXPECT_EQ(log.stats().events_written, static_cast<uint64_t>(kThreads * kEach));
+  const auto ls = lines(read_file(d.file("audit.log")));
+  ASSERT_EQ(ls.size(), static_cast<size_t>(kThreads * kEach));
+  for (size_t n = 0; n < ls.size(); ++n) {
+    ASSERT_TRUE(looks_complete(ls[n])) << ls[n];
+    ASSERT_EQ(record_id(ls[n]), static_cast<long long>(n + 1));
+  }
+}
+
 // ASYNCHRONOUS with a stalled writer (e.g. a slow or hung disk): sessions
 // go on without waiting while the buffer has room; only a record that does
 // not fit waits, and it is written in its place once the writer moves.
@@ -413,6 +463,8 @@ TEST(AuditLog, AStalledWriterBlocksNobodyUntilTheBufferIsFull) {
   ASSERT_EQ(log.start(&err), 0);
   fs.close_gate();  // the writer's first write blocks: it is stuck
   log.append(query("first"));
+  // Holding file_mu_, so no session can drain the buffer either.
+  while (fs.held_at_gate == 0) std::this_thread::yield();
   // About half the buffer, from several sessions: no waits.
   std::vector<std::thread> ts;
   for (int t = 0; t < 4; ++t)

@@ -56,6 +56,7 @@ class FaultFs final : public Fs {
   std::atomic<int> fail_write_errno{0};    // fail every write with this
   std::atomic<size_t> partial_bytes{0};    // ...after writing this much
   std::atomic<int> writes{0};
+  std::atomic<int> held_at_gate{0};  // writes waiting for open_gate() now
 
   // Holds writers until open_gate() (to fill the buffer deterministically).
   void close_gate() {
@@ -74,7 +75,9 @@ class FaultFs final : public Fs {
   int writev_all(int fd, const iovec *iov, int n, size_t *written) override {
     {
       std::unique_lock<std::mutex> l(m_);
+      ++held_at_gate;
       cv_.wait(l, [&] { return !gate_closed_; });
+      --held_at_gate;
     }
     ++writes;
     if (int e = fail_write_errno.load()) {
