@@ -1,9 +1,12 @@
 #include "format.h"
 
 #include <charconv>
+#include <climits>
+#include <cstring>
 #include <ctime>
 
 #include "json.h"
+#include "text_out.h"
 
 namespace strata_audit {
 
@@ -48,48 +51,93 @@ std::string_view format_name(Format f) {
 
 namespace {
 
-void append_uint(std::string *out, uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, r.ptr);
+void append_uint(TextOut &out, uint64_t v) {
+  char *p = out.reserve(20);
+  out.commit(static_cast<size_t>(std::to_chars(p, p + 20, v).ptr - p));
 }
 
-void append_int(std::string *out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, r.ptr);
+void append_int(TextOut &out, int64_t v) {
+  char *p = out.reserve(20);
+  out.commit(static_cast<size_t>(std::to_chars(p, p + 20, v).ptr - p));
 }
 
-void append_2(std::string *out, int v) {
-  out->push_back(static_cast<char>('0' + v / 10 % 10));
-  out->push_back(static_cast<char>('0' + v % 10));
+char *put_2(char *p, int v) {
+  p[0] = static_cast<char>('0' + v / 10 % 10);
+  p[1] = static_cast<char>('0' + v % 10);
+  return p + 2;
+}
+
+// "YYYY-MM-DDTHH:MM:SS" of a Unix time in seconds. Consecutive records
+// mostly fall in the same second: the text is kept per thread and the
+// calendar arithmetic runs once a second.
+void append_seconds(TextOut &out, int64_t secs) {
+  thread_local int64_t cached_secs = INT64_MIN;
+  thread_local char cached[32];
+  thread_local size_t cached_len = 0;
+  if (secs != cached_secs) {
+    const CivilTime t = civil_time(secs);
+    char *p = std::to_chars(cached, cached + 20, t.year).ptr;
+    *p++ = '-';
+    p = put_2(p, t.month);
+    *p++ = '-';
+    p = put_2(p, t.day);
+    *p++ = 'T';
+    p = put_2(p, t.hour);
+    *p++ = ':';
+    p = put_2(p, t.minute);
+    *p++ = ':';
+    p = put_2(p, t.second);
+    cached_len = static_cast<size_t>(p - cached);
+    cached_secs = secs;
+  }
+  out.put(std::string_view(cached, cached_len));
+}
+
+void append_time(TextOut &out, int64_t time_us, bool micros) {
+  int64_t secs = time_us / 1000000;
+  int64_t us = time_us % 1000000;
+  if (us < 0) {
+    us += 1000000;
+    --secs;
+  }
+  append_seconds(out, secs);
+  if (micros) {
+    char *p = out.reserve(7);
+    p[0] = '.';
+    for (int i = 6; i >= 1; --i) {
+      p[i] = static_cast<char>('0' + us % 10);
+      us /= 10;
+    }
+    out.commit(7);
+  }
 }
 
 // "root[root] @ localhost [127.0.0.1]", as Percona writes the user of a query.
 std::string_view percona_user(const Record &r, std::string *tmp) {
   tmp->clear();
-  tmp->append(r.user);
-  tmp->push_back('[');
-  tmp->append(r.priv_user);
-  tmp->append("] @ ");
-  tmp->append(r.host);
-  tmp->append(" [");
-  tmp->append(r.ip);
-  tmp->push_back(']');
-  return *tmp;
+  TextOut o(tmp);
+  o.put(r.user);
+  o.put('[');
+  o.put(r.priv_user);
+  o.put("] @ ");
+  o.put(r.host);
+  o.put(" [");
+  o.put(r.ip);
+  o.put(']');
+  return std::string_view(tmp->data(), o.size());  // trimmed to this by ~TextOut
 }
 
-void append_record_field(std::string *out, const Stamp &s) {
+void append_record_field(TextOut &out, const Stamp &s) {
   append_uint(out, s.record_id);
-  out->push_back('_');
-  out->append(s.log_start);
+  out.put('_');
+  out.put(s.log_start);
 }
 
 // ---- JSON ----
 
 class JsonObject {
  public:
-  explicit JsonObject(std::string *out) : out_(out) {}
+  explicit JsonObject(TextOut &out) : out_(out) {}
   void str(std::string_view key, std::string_view v) {
     sep(key);
     append_json_string(out_, v);
@@ -105,49 +153,66 @@ class JsonObject {
   // A number written as a string (Percona writes connection_id that way).
   void u64_str(std::string_view key, uint64_t v) {
     sep(key);
-    out_->push_back('"');
+    out_.put('"');
     append_uint(out_, v);
-    out_->push_back('"');
+    out_.put('"');
   }
   void raw(std::string_view key, std::string_view v) {
     sep(key);
-    out_->append(v);
+    out_.put(v);
   }
-  std::string *out() { return out_; }
+  // "user":"root[root] @ localhost [127.0.0.1]", escaped piece by piece.
+  void percona_user(const Record &r) {
+    sep("user");
+    out_.put('"');
+    append_json_chars(out_, r.user);
+    out_.put('[');
+    append_json_chars(out_, r.priv_user);
+    out_.put("] @ ");
+    append_json_chars(out_, r.host);
+    out_.put(" [");
+    append_json_chars(out_, r.ip);
+    out_.put("]\"");
+  }
   void sep(std::string_view key) {
-    if (!first_) out_->push_back(',');
+    // keys are our literals: no escaping needed
+    char *p = out_.reserve(key.size() + 4);
+    size_t n = 0;
+    if (!first_) p[n++] = ',';
     first_ = false;
-    out_->push_back('"');
-    out_->append(key);  // keys are our literals: no escaping needed
-    out_->append("\":");
+    p[n++] = '"';
+    std::memcpy(p + n, key.data(), key.size());
+    n += key.size();
+    p[n++] = '"';
+    p[n++] = ':';
+    out_.commit(n);
   }
 
  private:
-  std::string *out_;
+  TextOut &out_;
   bool first_ = true;
 };
 
 // The stamped fields; they follow "name", so they start with a comma.
-void json_stamp(const Stamp &s, std::string *out) {
-  out->append(",\"record\":\"");
+void json_stamp(const Stamp &s, TextOut &out) {
+  out.put(",\"record\":\"");
   append_record_field(out, s);
-  out->append("\",\"record_id\":");
+  out.put("\",\"record_id\":");
   append_uint(out, s.record_id);
-  out->append(",\"timestamp\":\"");
+  out.put(",\"timestamp\":\"");
   append_time(out, s.time_us, true);
-  out->append(" UTC\"");
+  out.put(" UTC\"");
 }
 
-void format_json(const Record &r, const Stamp &s, std::string *out,
+void format_json(const Record &r, const Stamp &s, TextOut &out,
                  StampSpan *span) {
-  out->append("{\"audit_record\":{");
+  out.put("{\"audit_record\":{");
   JsonObject o(out);
   o.str("name", event_name(r.kind));
-  span->begin = out->size();
+  span->begin = out.size();
   json_stamp(s, out);
-  span->end = out->size();
+  span->end = out.size();
   o.u64("server_id", s.server_id);
-  thread_local std::string tmp;  // reused: no allocation per record
   switch (r.kind) {
     case EventKind::kConnect:
     case EventKind::kDisconnect:
@@ -169,7 +234,7 @@ void format_json(const Record &r, const Stamp &s, std::string *out,
       o.i64("status", r.status);
       o.str("sqltext", r.query);
       if (r.query_truncated) o.raw("sqltext_truncated", "true");
-      o.str("user", percona_user(r, &tmp));
+      o.percona_user(r);
       o.str("host", r.host);
       o.str("os_user", r.os_user);
       o.str("ip", r.ip);
@@ -187,7 +252,7 @@ void format_json(const Record &r, const Stamp &s, std::string *out,
       break;
     case EventKind::kAuditConfig:
       o.u64_str("connection_id", r.connection_id);
-      o.str("user", percona_user(r, &tmp));
+      o.percona_user(r);
       o.str("variable", r.variable);
       o.str("value", r.value);
       break;
@@ -196,65 +261,65 @@ void format_json(const Record &r, const Stamp &s, std::string *out,
       o.str("mysql_version", r.value);
       break;
   }
-  out->append("}}\n");
+  out.put("}}\n");
 }
 
 // ---- CSV ----
 
-void append_csv_string(std::string *out, std::string_view v) {
-  out->push_back('"');
+void append_csv_string(TextOut &out, std::string_view v) {
+  out.put('"');
   for (char ch : v) {
     const auto c = static_cast<unsigned char>(ch);
     if (c == '"') {
-      out->append("\"\"");
+      out.put("\"\"");
     } else if (c == '\\') {
-      out->append("\\\\");
+      out.put("\\\\");
     } else if (c == '\n') {
-      out->append("\\n");
+      out.put("\\n");
     } else if (c == '\r') {
-      out->append("\\r");
+      out.put("\\r");
     } else if (c < 0x20) {
       static constexpr char kHex[] = "0123456789abcdef";
-      out->append("\\x");
-      out->push_back(kHex[c >> 4]);
-      out->push_back(kHex[c & 0xf]);
+      out.put("\\x");
+      out.put(kHex[c >> 4]);
+      out.put(kHex[c & 0xf]);
     } else {
-      out->push_back(ch);
+      out.put(ch);
     }
   }
-  out->push_back('"');
+  out.put('"');
 }
 
-void csv_stamp(const Stamp &s, std::string *out) {
-  out->append(",\"");
+void csv_stamp(const Stamp &s, TextOut &out) {
+  out.put(",\"");
   append_record_field(out, s);
-  out->append("\",\"");
+  out.put("\",\"");
   append_time(out, s.time_us, true);
-  out->append(" UTC\"");
+  out.put(" UTC\"");
 }
 
-void format_csv(const Record &r, const Stamp &s, std::string *out,
+void format_csv(const Record &r, const Stamp &s, TextOut &out,
                 StampSpan *span) {
   auto str = [&](std::string_view v) {
-    out->push_back(',');
+    out.put(',');
     append_csv_string(out, v);
   };
   auto num = [&](int64_t v) {
-    out->push_back(',');
+    out.put(',');
     append_int(out, v);
   };
   append_csv_string(out, event_name(r.kind));
-  span->begin = out->size();
+  span->begin = out.size();
   csv_stamp(s, out);
-  span->end = out->size();
+  span->end = out.size();
   thread_local std::string tmp;  // reused: no allocation per record
   switch (r.kind) {
     case EventKind::kConnect:
     case EventKind::kDisconnect:
     case EventKind::kChangeUser:
-      out->append(",\"");
+      out.put(",\"");
       append_uint(out, r.connection_id);
-      out->push_back('"');
+      out.put('"');
       num(r.status);
       str(r.user);
       str(r.priv_user);
@@ -267,9 +332,9 @@ void format_csv(const Record &r, const Stamp &s, std::string *out,
     case EventKind::kQuery:
     case EventKind::kTableAccess:
       str(r.command_class);
-      out->append(",\"");
+      out.put(",\"");
       append_uint(out, r.connection_id);
-      out->push_back('"');
+      out.put('"');
       num(r.status);
       str(r.query);
       str(percona_user(r, &tmp));
@@ -279,9 +344,9 @@ void format_csv(const Record &r, const Stamp &s, std::string *out,
       str(r.db);
       break;
     case EventKind::kAuditConfig:
-      out->append(",\"");
+      out.put(",\"");
       append_uint(out, r.connection_id);
-      out->push_back('"');
+      out.put('"');
       str(percona_user(r, &tmp));
       str(r.variable);
       str(r.value);
@@ -291,68 +356,71 @@ void format_csv(const Record &r, const Stamp &s, std::string *out,
       str(r.value);
       break;
   }
-  out->push_back(',');
+  out.put(',');
   append_uint(out, s.server_id);
-  out->push_back('\n');
+  out.put('\n');
 }
 
 // ---- OLD (XML attributes) ----
 
-void append_xml_attr(std::string *out, std::string_view name,
-                     std::string_view v) {
-  out->push_back(' ');
-  out->append(name);
-  out->append("=\"");
+void append_xml_attr(TextOut &out, std::string_view name, std::string_view v) {
+  out.put(' ');
+  out.put(name);
+  out.put("=\"");
   for (char ch : v) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '<': out->append("&lt;"); break;
-      case '>': out->append("&gt;"); break;
-      case '&': out->append("&amp;"); break;
-      case '"': out->append("&quot;"); break;
-      case '\n': out->append("&#10;"); break;
-      case '\r': out->append("&#13;"); break;
-      case '\t': out->append("&#9;"); break;
+      case '<': out.put("&lt;"); break;
+      case '>': out.put("&gt;"); break;
+      case '&': out.put("&amp;"); break;
+      case '"': out.put("&quot;"); break;
+      case '\n': out.put("&#10;"); break;
+      case '\r': out.put("&#13;"); break;
+      case '\t': out.put("&#9;"); break;
       default:
         if (c < 0x20) {
-          out->append("&#");
+          out.put("&#");
           append_uint(out, c);
-          out->push_back(';');
+          out.put(';');
         } else {
-          out->push_back(ch);
+          out.put(ch);
         }
     }
   }
-  out->push_back('"');
+  out.put('"');
 }
 
-void old_stamp(const Stamp &s, std::string *out) {
+void old_stamp(const Stamp &s, TextOut &out) {
   thread_local std::string tmp;  // reused: no allocation per record
   tmp.clear();
-  append_record_field(&tmp, s);
+  {
+    TextOut t(&tmp);
+    append_record_field(t, s);
+  }
   append_xml_attr(out, "RECORD", tmp);
   tmp.clear();
-  append_time(&tmp, s.time_us, true);
-  tmp.append(" UTC");
+  {
+    TextOut t(&tmp);
+    append_time(t, s.time_us, true);
+    t.put(" UTC");
+  }
   append_xml_attr(out, "TIMESTAMP", tmp);
 }
 
-void format_old(const Record &r, const Stamp &s, std::string *out,
+void format_old(const Record &r, const Stamp &s, TextOut &out,
                 StampSpan *span) {
   thread_local std::string tmp;  // reused: no allocation per record
-  out->append("<AUDIT_RECORD");
+  out.put("<AUDIT_RECORD");
   append_xml_attr(out, "NAME", event_name(r.kind));
-  span->begin = out->size();
+  span->begin = out.size();
   old_stamp(s, out);
-  span->end = out->size();
-  tmp.clear();
-  append_uint(&tmp, s.server_id);
-  append_xml_attr(out, "SERVER_ID", tmp);
+  span->end = out.size();
   auto num = [&](std::string_view name, int64_t v) {
-    std::string n;
-    append_int(&n, v);
-    append_xml_attr(out, name, n);
+    char buf[24];
+    const char *end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    append_xml_attr(out, name, std::string_view(buf, static_cast<size_t>(end - buf)));
   };
+  num("SERVER_ID", static_cast<int64_t>(s.server_id));
   switch (r.kind) {
     case EventKind::kConnect:
     case EventKind::kDisconnect:
@@ -390,7 +458,7 @@ void format_old(const Record &r, const Stamp &s, std::string *out,
       append_xml_attr(out, "MYSQL_VERSION", r.value);
       break;
   }
-  out->append("/>\n");
+  out.put("/>\n");
 }
 
 }  // namespace
@@ -425,51 +493,28 @@ CivilTime civil_time(int64_t secs) {
 }
 
 void append_time(std::string *out, int64_t time_us, bool micros) {
-  int64_t secs = time_us / 1000000;
-  int64_t us = time_us % 1000000;
-  if (us < 0) {
-    us += 1000000;
-    --secs;
-  }
-  const CivilTime t = civil_time(secs);
-  append_int(out, t.year);
-  out->push_back('-');
-  append_2(out, t.month);
-  out->push_back('-');
-  append_2(out, t.day);
-  out->push_back('T');
-  append_2(out, t.hour);
-  out->push_back(':');
-  append_2(out, t.minute);
-  out->push_back(':');
-  append_2(out, t.second);
-  if (micros) {
-    char buf[8];
-    for (int i = 5; i >= 0; --i) {
-      buf[i] = static_cast<char>('0' + us % 10);
-      us /= 10;
-    }
-    out->push_back('.');
-    out->append(buf, 6);
-  }
+  TextOut o(out);
+  append_time(o, time_us, micros);
 }
 
 void format_record(Format f, const Record &r, const Stamp &s,
                    std::string *out, StampSpan *span) {
   StampSpan ignored;
   if (span == nullptr) span = &ignored;
+  TextOut o(out);
   switch (f) {
-    case Format::kJson: format_json(r, s, out, span); return;
-    case Format::kCsv: format_csv(r, s, out, span); return;
-    case Format::kOld: format_old(r, s, out, span); return;
+    case Format::kJson: format_json(r, s, o, span); return;
+    case Format::kCsv: format_csv(r, s, o, span); return;
+    case Format::kOld: format_old(r, s, o, span); return;
   }
 }
 
 void format_stamp(Format f, const Stamp &s, std::string *out) {
+  TextOut o(out);
   switch (f) {
-    case Format::kJson: json_stamp(s, out); return;
-    case Format::kCsv: csv_stamp(s, out); return;
-    case Format::kOld: old_stamp(s, out); return;
+    case Format::kJson: json_stamp(s, o); return;
+    case Format::kCsv: csv_stamp(s, o); return;
+    case Format::kOld: old_stamp(s, o); return;
   }
 }
 

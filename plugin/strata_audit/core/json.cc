@@ -1,16 +1,34 @@
 #include "json.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace strata_audit {
 
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-void append_u00(std::string *out, unsigned char c) {
-  out->append("\\u00");
-  out->push_back(kHex[c >> 4]);
-  out->push_back(kHex[c & 0xf]);
+char *put_u00(char *p, unsigned char c) {
+  std::memcpy(p, "\\u00", 4);
+  p[4] = kHex[c >> 4];
+  p[5] = kHex[c & 0xf];
+  return p + 6;
 }
+
+// Input is escaped in chunks of this many bytes, each with room reserved
+// for its worst case (6 output bytes per input byte): one capacity check
+// per chunk, and a huge statement never reserves six times its size.
+constexpr size_t kChunk = 1024;
+
+// Bytes copied as they are: printable ASCII except '"' and '\\'.
+struct PlainBytes {
+  bool plain[256] = {};
+  constexpr PlainBytes() {
+    for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  }
+};
+constexpr PlainBytes kPlain;
 
 }  // namespace
 
@@ -42,51 +60,67 @@ size_t utf8_sequence_length(std::string_view s) {
   return n;
 }
 
-void append_json_string(std::string *out, std::string_view s) {
-  out->push_back('"');
+void append_json_chars(TextOut &out, std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x80) {
-      // Copy the longest run of plain ASCII at once (the common case).
+    // A UTF-8 sequence that starts in a chunk is taken whole: up to 3
+    // bytes past the chunk's end, for which room is reserved too.
+    const size_t chunk_end = std::min(s.size(), i + kChunk);
+    char *const start = out.reserve(6 * (chunk_end - i + 3));
+    char *p = start;
+    while (i < chunk_end) {
+      // The common case: a run of plain bytes, copied at once.
       size_t j = i;
-      while (j < s.size()) {
-        const auto d = static_cast<unsigned char>(s[j]);
-        if (d < 0x20 || d >= 0x80 || d == '"' || d == '\\') break;
-        ++j;
-      }
+      while (j < chunk_end && kPlain.plain[static_cast<unsigned char>(s[j])]) ++j;
       if (j > i) {
-        out->append(s.data() + i, j - i);
+        std::memcpy(p, s.data() + i, j - i);
+        p += j - i;
         i = j;
+        if (i == chunk_end) break;
+      }
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c < 0x80) {  // '"' or '\\'
+        *p++ = '\\';
+        *p++ = static_cast<char>(c);
+        ++i;
         continue;
       }
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));  // '"' or '\\'
-      ++i;
-      continue;
-    }
-    if (c < 0x20) {
-      switch (c) {
-        case '\n': out->append("\\n"); break;
-        case '\r': out->append("\\r"); break;
-        case '\t': out->append("\\t"); break;
-        case '\b': out->append("\\b"); break;
-        case '\f': out->append("\\f"); break;
-        default: append_u00(out, c);
+      if (c < 0x20) {
+        *p++ = '\\';
+        switch (c) {
+          case '\n': *p++ = 'n'; break;
+          case '\r': *p++ = 'r'; break;
+          case '\t': *p++ = 't'; break;
+          case '\b': *p++ = 'b'; break;
+          case '\f': *p++ = 'f'; break;
+          default: p = put_u00(p - 1, c);
+        }
+        ++i;
+        continue;
       }
-      ++i;
-      continue;
+      const size_t n = utf8_sequence_length(s.substr(i));
+      if (n == 0) {
+        p = put_u00(p, c);  // stray byte: Latin-1 reading
+        ++i;
+      } else {
+        std::memcpy(p, s.data() + i, n);
+        p += n;
+        i += n;
+      }
     }
-    const size_t n = utf8_sequence_length(s.substr(i));
-    if (n == 0) {
-      append_u00(out, c);  // stray byte: Latin-1 reading
-      ++i;
-    } else {
-      out->append(s.data() + i, n);
-      i += n;
-    }
+    out.commit(static_cast<size_t>(p - start));
   }
-  out->push_back('"');
+}
+
+void append_json_string(TextOut &out, std::string_view s) {
+  out.put('"');
+  append_json_chars(out, s);
+  out.put('"');
+}
+
+void append_json_string(std::string *out, std::string_view s) {
+  TextOut o(out);
+  append_json_string(o, s);
 }
 
 }  // namespace strata_audit

@@ -13,9 +13,15 @@
 #include <string>
 #include <string_view>
 
+#include "text_out.h"
+
 namespace strata_audit {
 
 void append_json_string(std::string *out, std::string_view bytes);
+void append_json_string(TextOut &out, std::string_view bytes);
+// The same escaping without the surrounding quotes: for a string value
+// written in pieces.
+void append_json_chars(TextOut &out, std::string_view bytes);
 
 // Length of the well-formed UTF-8 sequence starting at s[0] (1..4), or 0 if
 // s[0] does not start one. Exposed for truncation at character boundaries.

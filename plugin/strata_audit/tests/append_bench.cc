@@ -1,27 +1,107 @@
-// Throughput of the sink alone: 2 threads append sysbench-like query records
-// to a file (ASYNCHRONOUS). Not a test; run .build/top/plugin/strata_audit/strata_audit_append_bench.
+// Cost of the sink alone, not a test; run
+// .build/top/plugin/strata_audit/strata_audit_append_bench.
+// 1. Formatting: CPU time per sysbench-like query record (format_record plus
+//    the stamp that append() formats again at reservation), one thread.
+// 2. The whole sink: 2 threads append such records to a file (ASYNCHRONOUS),
+//    wall time and the process's CPU time per record (writer included).
+#include <sys/resource.h>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
+
 #include "audit_log.h"
+#include "format.h"
+
 using namespace strata_audit;
-int main() {
-  Options o; o.path = "/tmp/append_bench.log";
-  std::remove(o.path.c_str());
-  AuditLog log(o); std::string err; if (log.start(&err)) return 1;
-  Record r; r.kind = EventKind::kQuery; r.command_class = "select"; r.command = "Execute";
-  r.user = "sbtest"; r.priv_user = "sbtest"; r.host = "localhost"; r.ip = "127.0.0.1"; r.db = "sbtest";
+
+namespace {
+
+double thread_cpu_s() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+double process_cpu_s() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+Record query_record() {
+  Record r;
+  r.kind = EventKind::kQuery;
+  r.command_class = "select";
+  r.command = "Execute";
+  r.user = "sbtest";
+  r.priv_user = "sbtest";
+  r.host = "localhost";
+  r.ip = "127.0.0.1";
+  r.db = "sbtest";
   r.query = "SELECT c FROM sbtest3 WHERE id=4996";
+  r.connection_id = 1234;
+  r.rows_sent = 1;
+  r.rows_examined = 1;
+  r.query_time_us = 55;
+  return r;
+}
+
+void format_only(const Record &r) {
+  Stamp s;
+  s.server_id = 1;
+  s.log_start = "2026-11-23T02:00:00";
+  std::string body, stamp;
+  StampSpan span;
+  const int n = 1000000;
+  size_t bytes = 0;
+  const double t0 = thread_cpu_s();
+  for (int i = 0; i < n; ++i) {
+    s.record_id = static_cast<uint64_t>(i) + 1;
+    s.time_us = 1795400345123456LL + i * 7LL;
+    body.clear();
+    format_record(Format::kJson, r, s, &body, &span);
+    stamp.clear();
+    format_stamp(Format::kJson, s, &stamp);
+    bytes += body.size();
+  }
+  const double cpu = thread_cpu_s() - t0;
+  std::printf("format: %.0f ns CPU per record (%zu bytes per JSON record)\n", cpu * 1e9 / n,
+              bytes / n);
+}
+
+}  // namespace
+
+int main() {
+  const Record r = query_record();
+  format_only(r);
+
+  Options o;
+  o.path = "/tmp/append_bench.log";
+  std::remove(o.path.c_str());
+  AuditLog log(o);
+  std::string err;
+  if (log.start(&err)) return 1;
   const int N = 500000, T = 2;
+  const double cpu0 = process_cpu_s();
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> ts;
-  for (int t = 0; t < T; ++t) ts.emplace_back([&] { for (int i = 0; i < N; ++i) log.append(r); });
+  for (int t = 0; t < T; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < N; ++i) log.append(r);
+    });
   for (auto &t : ts) t.join();
   log.flush_buffer();
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%d records in %.3f s: %.2f us/record wall, %.0f records/s, written %lu lost %lu waits %lu\n",
-              N * T, s, s * 1e6 / (N * T), N * T / s, (unsigned long)log.stats().events_written.load(),
-              (unsigned long)log.stats().events_lost.load(), (unsigned long)log.stats().write_waits.load());
-  log.stop(); std::remove(o.path.c_str());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = process_cpu_s() - cpu0;
+  std::printf("sink: %d records in %.3f s: %.2f us/record wall, %.2f us/record CPU (all threads, kernel "
+              "included), written %lu lost %lu waits %lu\n",
+              N * T, s, s * 1e6 / (N * T), cpu * 1e6 / (N * T),
+              (unsigned long)log.stats().events_written.load(),
+              (unsigned long)log.stats().events_lost.load(),
+              (unsigned long)log.stats().write_waits.load());
+  log.stop();
+  std::remove(o.path.c_str());
 }

@@ -161,3 +161,25 @@ TEST(Format, CivilTimeMatchesGmtime) {
   append_time(&out, 951782400LL * 1000000 + 5, true);
   EXPECT_EQ(out, "2000-02-29T00:00:00.000005");
 }
+
+// append_time keeps the text of the last second per thread: times that
+// move forward, stay in a second, go back and cross a year are all right.
+TEST(Format, TimeTextFollowsEverySecondChange) {
+  const int64_t base = 1798761599LL;  // 2026-12-31T23:59:59
+  const int64_t seq[] = {base, base, base + 1, base + 1, base - 86400, base, base + 2,
+                         -1, 0, base + 31536000};
+  int64_t micro = 17;
+  for (int64_t s : seq) {
+    const time_t t = static_cast<time_t>(s);
+    struct tm tm;
+    ASSERT_NE(gmtime_r(&t, &tm), nullptr);
+    char want[64];
+    snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%06lld", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             static_cast<long long>(micro));
+    std::string out;
+    append_time(&out, s * 1000000 + micro, true);
+    EXPECT_EQ(out, want) << s;
+    micro = (micro * 7919 + 13) % 1000000;
+  }
+}
