@@ -20,7 +20,12 @@ Strata_sync_source_wait_histogram; semisync: average only), the ack round
 trip (flagged event sent to ack read), and the CPU time (utime + stime,
 all threads) the source and the replica mysqld used per transaction.
 --source-ssl 0 makes the replication connection plain TCP (the server's
-default is TLS); --modes runs a subset.
+default is TLS); --modes runs a subset. A mode name with the suffix
+"-unordered" (async-unordered, semisync-unordered, strong-unordered) runs
+that mode with binlog_order_commits = OFF on the source: the group commit
+leader then waits for the acknowledgement after the sync stage and outside
+LOCK_commit, so the waits of consecutive groups overlap (design note
+docs/design/strong-sync.md, section 9); the other modes run with ON.
 
 A mode switch restarts the replica's receiver so it connects with that mode's
 handshake and waits until the source sees it. Before every point the replica
@@ -49,6 +54,15 @@ from strata_tools import paths  # noqa: E402
 from strata_tools.mysqld import MysqldInstance  # noqa: E402
 
 MODES = ("async", "semisync", "strong")
+UNORDERED = "-unordered"  # suffix: the mode with binlog_order_commits = OFF on the source
+
+
+def base_mode(mode: str) -> str:
+    return mode[: -len(UNORDERED)] if mode.endswith(UNORDERED) else mode
+
+
+def valid_mode(mode: str) -> bool:
+    return base_mode(mode) in MODES
 COMMON = {
     "gtid-mode": "ON", "enforce-gtid-consistency": "ON", "log-bin": "binlog",
     "sync_binlog": "1", "innodb_flush_log_at_trx_commit": "1",
@@ -95,7 +109,11 @@ def wait_for(what: str, check, timeout: float = 120) -> None:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str) -> None:
+def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode: bool = False) -> None:
+    """order_per_mode: -unordered modes are in the run, so every mode sets binlog_order_commits."""
+    if order_per_mode:
+        src.sql("SET GLOBAL binlog_order_commits = %s" % ("OFF" if mode.endswith(UNORDERED) else "ON"))
+    mode = base_mode(mode)
     src.sql("SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL strata_sync_source_enabled = OFF")
     rep.sql("STOP REPLICA IO_THREAD")
     rep.sql("SET GLOBAL rpl_semi_sync_replica_enabled = %s; SET GLOBAL strata_sync_replica_enabled = %s"
@@ -202,7 +220,7 @@ def delta(after: dict, before: dict) -> dict:
 
 
 def measure(src, rep, mode, workload, threads, args) -> dict:
-    set_mode(src, rep, mode)
+    set_mode(src, rep, mode, order_per_mode=any(m.endswith(UNORDERED) for m in args.modes.split(",")))
     catch_up(src, rep)
     load = os.getloadavg()[0]
     before = counters(src, rep)
@@ -216,7 +234,7 @@ def measure(src, rep, mode, workload, threads, args) -> dict:
     if txns:
         res["source_cpu_us_per_txn"] = d["source_cpu_s"] * 1e6 / txns
         res["replica_cpu_us_per_txn"] = d["replica_cpu_s"] * 1e6 / txns
-    if mode == "strong" and txns:
+    if base_mode(mode) == "strong" and txns:
         res["waits_per_txn"] = d["Strata_sync_source_waits"] / txns
         res["wait_us_per_wait"] = (d["Strata_sync_source_wait_time_us"] / d["Strata_sync_source_waits"]
                                    if d["Strata_sync_source_waits"] else 0)
@@ -228,7 +246,7 @@ def measure(src, rep, mode, workload, threads, args) -> dict:
         # The replica's share of the round trip: flagged event read to ack sent.
         res["replica_ack_us"] = (d["Strata_sync_replica_ack_latency_us"] / d["Strata_sync_replica_acks_sent"]
                                  if d["Strata_sync_replica_acks_sent"] else 0)
-    if mode == "semisync" and txns:
+    if base_mode(mode) == "semisync" and txns:
         res["waits_per_txn"] = d["Rpl_semi_sync_source_tx_waits"] / txns
         res["wait_us_per_wait"] = (d["Rpl_semi_sync_source_tx_wait_time"] / d["Rpl_semi_sync_source_tx_waits"]
                                    if d["Rpl_semi_sync_source_tx_waits"] else 0)
@@ -241,31 +259,30 @@ def measure(src, rep, mode, workload, threads, args) -> dict:
 
 
 def report(results: list[dict], args, command: str, started: str, load_start) -> str:
+    modes = [m for m in args.modes.split(",")]
     lines = [f"Command: `{command}`", "",
              f"Started {started} UTC; load average at start {load_start[0]:.2f} {load_start[1]:.2f} "
              f"{load_start[2]:.2f}; {os.cpu_count()} CPUs; source and replica on this machine.", "",
-             "| workload | threads | async tps | semisync tps | strong tps | semisync/async | strong/async "
-             "| strong p95 ms | async p95 ms | strong waits/txn | strong µs/wait |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| workload | threads | " + " | ".join(f"{m} tps" for m in modes) + " | "
+             + " | ".join(f"{m}/async" for m in modes if m != "async") + " | "
+             + " | ".join(f"{m} p95 ms" for m in modes) + " |",
+             "|" + " --- |" * (2 + 3 * len(modes) - ("async" in modes))]
     points = []
     for r in results:
         if (r["workload"], r["threads"]) not in points:
             points.append((r["workload"], r["threads"]))
     for w, t in points:
         by = {m: [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
-              for m in MODES}
-        mean = {m: sum(r["tps"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in MODES}
-        p95 = {m: sum(r["p95_ms"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in MODES}
-        strong = by["strong"]
-        wpt = sum(r.get("waits_per_txn", 0) for r in strong) / len(strong) if strong else 0
-        upw = sum(r.get("wait_us_per_wait", 0) for r in strong) / len(strong) if strong else 0
-        a = mean["async"]
+              for m in modes}
+        mean = {m: sum(r["tps"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in modes}
+        p95 = {m: sum(r["p95_ms"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in modes}
+        a = mean.get("async", 0)
 
         def ratio(m):  # "-" without an async measurement to divide by
             return f"{mean[m] / a:.2f}" if a else "-"
-        lines.append(f"| {w} | {t} | {mean['async']:.0f} | {mean['semisync']:.0f} | {mean['strong']:.0f} "
-                     f"| {ratio('semisync')} | {ratio('strong')} | {p95['strong']:.1f} "
-                     f"| {p95['async']:.1f} | {wpt:.2f} | {upw:.0f} |")
+        lines.append(f"| {w} | {t} | " + " | ".join(f"{mean[m]:.0f}" for m in modes) + " | "
+                     + " | ".join(ratio(m) for m in modes if m != "async") + " | "
+                     + " | ".join(f"{p95[m]:.1f}" for m in modes) + " |")
     lines += ["", "Server-side numbers (means over rounds): commit waits (strong: from the wait histogram; "
               "semisync: average only), ack round trip (flagged event sent to ack read) and the replica's "
               "share of it (flagged event read to ack sent), mysqld CPU per transaction:", "",
@@ -273,13 +290,13 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
               "| replica share µs | source CPU µs/txn | replica CPU µs/txn |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for w, t in points:
-        for m in MODES:
+        for m in modes:
             rs = [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
             if not rs:
                 continue
             avg = lambda k: sum(r.get(k, 0) or 0 for r in rs) / len(rs)  # noqa: E731
-            def cell(key, fmt, modes):  # "-" where the mode has no such number
-                return format(avg(key), fmt) if m in modes else "-"
+            def cell(key, fmt, kinds):  # "-" where the mode has no such number
+                return format(avg(key), fmt) if base_mode(m) in kinds else "-"
             lines.append(f"| {w} | {t} | {m} | {cell('waits_per_txn', '.3f', ('semisync', 'strong'))} "
                          f"| {cell('wait_us_per_wait', '.0f', ('semisync', 'strong'))} "
                          f"| {cell('wait_p50_us', '.0f', ('strong',))} | {cell('wait_p99_us', '.0f', ('strong',))} "
@@ -299,7 +316,8 @@ def main() -> int:
     ap.add_argument("--threads", default="64,256")
     ap.add_argument("--workloads", default="oltp_write_only,oltp_update_non_index")
     ap.add_argument("--rounds", type=int, default=2, help="rounds; even rounds reverse the mode order")
-    ap.add_argument("--modes", default=",".join(MODES), help="subset of async,semisync,strong")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="modes in run order: async, semisync, strong, each also with the suffix -unordered")
     ap.add_argument("--source-ssl", type=int, choices=(0, 1), default=1,
                     help="SOURCE_SSL of the replication channel (1: TLS, the server's default)")
     ap.add_argument("--source-set", action="append", default=[], metavar="VAR=VALUE",
@@ -311,6 +329,12 @@ def main() -> int:
     ap.add_argument("--results", type=Path, help="also write every measurement as JSON lines here")
     ap.add_argument("--report", type=Path, help="write the markdown tables here")
     args = ap.parse_args()
+    bad = [m for m in args.modes.split(",") if not valid_mode(m)]
+    if bad:
+        ap.error(f"--modes: unknown mode(s) {', '.join(bad)}")
+    if any(m.endswith(UNORDERED) for m in args.modes.split(",")) and any(
+            s.startswith("binlog_order_commits") for s in args.source_set):
+        ap.error("--source-set binlog_order_commits conflicts with -unordered modes")
     if args.port < 15000:
         ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
 
@@ -346,7 +370,7 @@ def main() -> int:
         for workload in args.workloads.split(","):
             for threads in (int(t) for t in args.threads.split(",")):
                 for rnd in range(args.rounds):
-                    modes = tuple(m for m in MODES if m in args.modes.split(","))
+                    modes = tuple(args.modes.split(","))
                     order = modes if rnd % 2 == 0 else tuple(reversed(modes))
                     for mode in order:
                         results.append(measure(src, rep, mode, workload, threads, args))

@@ -1,0 +1,44 @@
+"""replication.py: mode names (the -unordered variants) and the report's ratio table."""
+import argparse
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import replication as rpl  # noqa: E402
+
+
+def result(mode, tps, workload="oltp_write_only", threads=64):
+    return {"mode": mode, "workload": workload, "threads": threads, "tps": tps, "p95_ms": 10.0,
+            "load1": 0.5}
+
+
+class Modes(unittest.TestCase):
+    def test_unordered_suffix(self):
+        self.assertEqual(rpl.base_mode("strong-unordered"), "strong")
+        self.assertEqual(rpl.base_mode("async"), "async")
+        self.assertTrue(rpl.valid_mode("semisync-unordered"))
+        self.assertFalse(rpl.valid_mode("strong-sorted"))
+        self.assertFalse(rpl.valid_mode("unordered"))
+
+
+class Report(unittest.TestCase):
+    def test_ratios_to_async_for_every_mode_given(self):
+        args = argparse.Namespace(modes="async,strong,strong-unordered")
+        results = [result("async", 1000), result("strong", 800), result("strong-unordered", 950),
+                   result("async", 1200), result("strong", 1000), result("strong-unordered", 1250)]
+        text = rpl.report(results, args, "cmd", "2026-11-25 00:00", (0.1, 0.2, 0.3))
+        header = next(line for line in text.splitlines() if line.startswith("| workload | threads | async tps"))
+        self.assertIn("strong/async", header)
+        self.assertIn("strong-unordered/async", header)
+        row = next(line for line in text.splitlines() if line.startswith("| oltp_write_only | 64 | 1100"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        # async 1100, strong 900, unordered 1100: ratios 0.82 and 1.00
+        self.assertEqual(cells[2:5], ["1100", "900", "1100"])
+        self.assertEqual(cells[5:7], ["0.82", "1.00"])
+        separator = text.splitlines()[text.splitlines().index(header) + 1]
+        self.assertEqual(separator.count("---"), len(header.strip("|").split("|")))
+
+
+if __name__ == "__main__":
+    unittest.main()
