@@ -14,7 +14,6 @@
 // the caller's TextOut. Not thread-safe (one per thread, as the strings).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -24,11 +23,7 @@ namespace strata_audit {
 
 class TextOut {
  public:
-  explicit TextOut(std::string *s) : s_(s), len_(s->size()) {
-    s_->resize(std::max(s_->capacity(), len_ + kMinSpare));
-    p_ = s_->data();
-    cap_ = s_->size();
-  }
+  explicit TextOut(std::string *s) : s_(s), len_(s->size()) { grow(0); }
   ~TextOut() { s_->resize(len_); }
   TextOut(const TextOut &) = delete;
   TextOut &operator=(const TextOut &) = delete;
@@ -55,8 +50,12 @@ class TextOut {
  private:
   static constexpr size_t kMinSpare = 512;
 
+  // The string's size covers what is written plus the spare bytes asked
+  // for: resize() zero-fills the bytes it adds, so the spare is kept small
+  // (never the whole capacity, which one huge statement could have made
+  // megabytes); std::string grows its capacity geometrically underneath.
   void grow(size_t n) {
-    s_->resize(std::max(cap_ * 2, len_ + n + kMinSpare));
+    s_->resize(len_ + n + kMinSpare);
     p_ = s_->data();
     cap_ = s_->size();
   }
