@@ -26,6 +26,14 @@ that mode with binlog_order_commits = OFF on the source: the group commit
 leader then waits for the acknowledgement after the sync stage and outside
 LOCK_commit, so the waits of consecutive groups overlap (design note
 docs/design/strong-sync.md, section 9); the other modes run with ON.
+The suffix "-aftercommit" (strong only: strong-aftercommit, also
+strong-aftercommit-unordered) runs strong sync with
+strata_sync_source_wait_point = AFTER_COMMIT: the transaction commits in the
+engine and the session waits for the acknowledgement before its OK (with
+--source-pool it parks without a worker, design note section 6.2); the other
+strong modes wait at AFTER_SYNC. --source-pool runs the source on the fork's
+thread pool (strata_pool.so, thread_handling = pool-of-threads), as
+`scripts/strata-cluster up` does; the replica keeps one thread per connection.
 
 A mode switch restarts the replica's receiver so it connects with that mode's
 handshake and waits until the source sees it. Before every point the replica
@@ -55,14 +63,27 @@ from strata_tools.mysqld import MysqldInstance  # noqa: E402
 
 MODES = ("async", "semisync", "strong")
 UNORDERED = "-unordered"  # suffix: the mode with binlog_order_commits = OFF on the source
+AFTER_COMMIT = "-aftercommit"  # suffix (strong only): strata_sync_source_wait_point = AFTER_COMMIT
+
+
+def mode_parts(mode: str) -> tuple[str, bool, bool]:
+    """'strong-aftercommit-unordered' -> ('strong', unordered=True, after_commit=True)."""
+    unordered = mode.endswith(UNORDERED)
+    if unordered:
+        mode = mode[: -len(UNORDERED)]
+    after_commit = mode.endswith(AFTER_COMMIT)
+    if after_commit:
+        mode = mode[: -len(AFTER_COMMIT)]
+    return mode, unordered, after_commit
 
 
 def base_mode(mode: str) -> str:
-    return mode[: -len(UNORDERED)] if mode.endswith(UNORDERED) else mode
+    return mode_parts(mode)[0]
 
 
 def valid_mode(mode: str) -> bool:
-    return base_mode(mode) in MODES
+    base, _, after_commit = mode_parts(mode)
+    return base in MODES and (not after_commit or base == "strong")
 COMMON = {
     "gtid-mode": "ON", "enforce-gtid-consistency": "ON", "log-bin": "binlog",
     "sync_binlog": "1", "innodb_flush_log_at_trx_commit": "1",
@@ -74,6 +95,13 @@ SOURCE = dict(COMMON, **{"server-id": "1",
                          "plugin-load-add": "semisync_source.so;strata_sync_source.so"})
 REPLICA = dict(COMMON, **{"server-id": "2", "relay-log": "relay-bin", "skip-replica-start": None,
                           "plugin-load-add": "semisync_replica.so;strata_sync_replica.so"})
+
+
+def source_options(pool: bool) -> dict:
+    if not pool:
+        return SOURCE
+    return dict(SOURCE, **{"plugin-load-add": SOURCE["plugin-load-add"] + ";strata_pool.so",
+                           "thread_handling": "pool-of-threads"})
 
 
 # The machine's benchmark lock, shared with scripts/strata-bench: one
@@ -111,9 +139,9 @@ def wait_for(what: str, check, timeout: float = 120) -> None:
 
 def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode: bool = False) -> None:
     """order_per_mode: -unordered modes are in the run, so every mode sets binlog_order_commits."""
+    mode, unordered, after_commit = mode_parts(mode)
     if order_per_mode:
-        src.sql("SET GLOBAL binlog_order_commits = %s" % ("OFF" if mode.endswith(UNORDERED) else "ON"))
-    mode = base_mode(mode)
+        src.sql("SET GLOBAL binlog_order_commits = %s" % ("OFF" if unordered else "ON"))
     src.sql("SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL strata_sync_source_enabled = OFF")
     rep.sql("STOP REPLICA IO_THREAD")
     rep.sql("SET GLOBAL rpl_semi_sync_replica_enabled = %s; SET GLOBAL strata_sync_replica_enabled = %s"
@@ -124,7 +152,8 @@ def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode
                 "SET GLOBAL rpl_semi_sync_source_enabled = ON")
     elif mode == "strong":
         src.sql("SET GLOBAL strata_sync_source_policy = 'block'; SET GLOBAL strata_sync_source_replicas = 1; "
-                "SET GLOBAL strata_sync_source_enabled = ON")
+                "SET GLOBAL strata_sync_source_wait_point = %s; SET GLOBAL strata_sync_source_enabled = ON"
+                % ("AFTER_COMMIT" if after_commit else "AFTER_SYNC"))
     rep.sql("START REPLICA IO_THREAD")
     if mode == "semisync":
         wait_for("the semisync replica", lambda: status(src, "Rpl_semi_sync_source_clients") == "1"
@@ -198,7 +227,7 @@ def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
     names = ["Strata_sync_source_waits", "Strata_sync_source_wait_time_us", "Strata_sync_source_acks",
              "Strata_sync_source_ack_rtts", "Strata_sync_source_ack_rtt_time_us",
              "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_tx_waits",
-             "Rpl_semi_sync_source_tx_wait_time", "Com_commit"]
+             "Rpl_semi_sync_source_tx_wait_time", "Com_commit", "Threadpool_parks"]
     out = {n: int(status(src, n) or 0) for n in names}
     for n in ("Strata_sync_replica_acks_sent", "Strata_sync_replica_acks_coalesced",
               "Strata_sync_replica_ack_latency_us"):
@@ -262,7 +291,9 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
     modes = [m for m in args.modes.split(",")]
     lines = [f"Command: `{command}`", "",
              f"Started {started} UTC; load average at start {load_start[0]:.2f} {load_start[1]:.2f} "
-             f"{load_start[2]:.2f}; {os.cpu_count()} CPUs; source and replica on this machine.", "",
+             f"{load_start[2]:.2f}; {os.cpu_count()} CPUs; source and replica on this machine"
+             + ("; the source on the thread pool (strata_pool)." if getattr(args, "source_pool", False)
+                else "; one thread per connection on both."), "",
              "| workload | threads | " + " | ".join(f"{m} tps" for m in modes) + " | "
              + " | ".join(f"{m}/async" for m in modes if m != "async") + " | "
              + " | ".join(f"{m} p95 ms" for m in modes) + " |",
@@ -317,9 +348,12 @@ def main() -> int:
     ap.add_argument("--workloads", default="oltp_write_only,oltp_update_non_index")
     ap.add_argument("--rounds", type=int, default=2, help="rounds; even rounds reverse the mode order")
     ap.add_argument("--modes", default=",".join(MODES),
-                    help="modes in run order: async, semisync, strong, each also with the suffix -unordered")
+                    help="modes in run order: async, semisync, strong, each also with the suffix -unordered; "
+                         "strong also as strong-aftercommit (and strong-aftercommit-unordered)")
     ap.add_argument("--source-ssl", type=int, choices=(0, 1), default=1,
                     help="SOURCE_SSL of the replication channel (1: TLS, the server's default)")
+    ap.add_argument("--source-pool", action="store_true",
+                    help="run the source on the fork's thread pool (strata_pool.so, pool-of-threads)")
     ap.add_argument("--source-set", action="append", default=[], metavar="VAR=VALUE",
                     help="SET GLOBAL on the source after it starts, e.g. binlog_order_commits=OFF (repeatable)")
     ap.add_argument("--tables", type=int, default=10)
@@ -335,12 +369,15 @@ def main() -> int:
     if any(m.endswith(UNORDERED) for m in args.modes.split(",")) and any(
             s.startswith("binlog_order_commits") for s in args.source_set):
         ap.error("--source-set binlog_order_commits conflicts with -unordered modes")
+    if any(s.startswith("strata_sync_source_wait_point") for s in args.source_set):
+        ap.error("--source-set strata_sync_source_wait_point: use the -aftercommit modes "
+                 "(strong modes set the wait point themselves)")
     if args.port < 15000:
         ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
 
     lock = take_bench_lock()  # noqa: F841 (held until exit)
     build = paths.server_build("fork")
-    src = MysqldInstance("source", build, args.dir / "source", args.port, SOURCE)
+    src = MysqldInstance("source", build, args.dir / "source", args.port, source_options(args.source_pool))
     rep = MysqldInstance("replica", build, args.dir / "replica", args.port + 1, REPLICA)
     command = "python3 scripts/bench/replication.py " + " ".join(sys.argv[1:])
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())

@@ -21,6 +21,23 @@ class Modes(unittest.TestCase):
         self.assertFalse(rpl.valid_mode("strong-sorted"))
         self.assertFalse(rpl.valid_mode("unordered"))
 
+    def test_aftercommit_suffix_for_strong_only(self):
+        self.assertEqual(rpl.mode_parts("strong-aftercommit"), ("strong", False, True))
+        self.assertEqual(rpl.mode_parts("strong-aftercommit-unordered"), ("strong", True, True))
+        self.assertEqual(rpl.mode_parts("strong-unordered"), ("strong", True, False))
+        self.assertTrue(rpl.valid_mode("strong-aftercommit-unordered"))
+        self.assertFalse(rpl.valid_mode("async-aftercommit"))
+        self.assertFalse(rpl.valid_mode("semisync-aftercommit"))
+        self.assertFalse(rpl.valid_mode("strong-unordered-aftercommit"))
+
+    def test_source_pool_adds_the_pool_to_the_source_only(self):
+        opts = rpl.source_options(True)
+        self.assertEqual(opts["thread_handling"], "pool-of-threads")
+        self.assertIn("strata_pool.so", opts["plugin-load-add"].split(";"))
+        self.assertIn("strata_sync_source.so", opts["plugin-load-add"].split(";"))
+        self.assertNotIn("thread_handling", rpl.source_options(False))
+        self.assertNotIn("thread_handling", rpl.REPLICA)
+
 
 class Report(unittest.TestCase):
     def test_ratios_to_async_for_every_mode_given(self):
