@@ -18,6 +18,10 @@
      or kMaxDeferredBytes bytes. So a burst of commit groups read at once
      costs one ack (one write here, one wake-up of the source's ack reader)
      and delays no ack behind a packet that has not arrived.
+   - With strata_sync_replica_realtime_receiver (ON by default) a receiver
+     streaming with strong sync runs as a SCHED_RR thread until it stops or
+     reconnects (strata_sync_realtime.h says why): on busy CPUs it would
+     otherwise wait for a CPU before every acknowledgement.
    Per-channel state is thread-local: one receiver thread per channel, from
    start to stop. A send failure is logged and not fatal: the source sees the
    connection drop or times out per its policy. */
@@ -35,6 +39,7 @@
 #include "mysql/binlog/event/binlog_event.h"
 #include "mysqld_error.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
+#include "plugin/strata_sync/strata_sync_realtime.h"
 #include "sql/replication.h"
 #include "violite.h"
 
@@ -54,6 +59,9 @@ static_assert(wire::kEventTypeOffset == EVENT_TYPE_OFFSET);
 
 bool opt_enabled = false;
 bool opt_coalesce = true;
+bool opt_realtime_receiver = true;
+std::atomic<long long> n_realtime_receivers{0};
+thread_local ThreadPriority tl_priority;
 std::atomic<long long> n_acks_sent{0};
 std::atomic<long long> n_acks_coalesced{0};  // acks folded into a later one
 /* Time from reading a flagged event to sending its ack (relay-log write,
@@ -87,7 +95,29 @@ int source_has_plugin(MYSQL *mysql) {
   return 1;
 }
 
+/* The receiver's scheduling: realtime while it streams with strong sync
+   (if the setting says so), its old policy otherwise. */
+void set_receiver_priority(bool realtime, const char *channel) {
+  const bool was = tl_priority.realtime();
+  const int err = tl_priority.set_realtime(realtime);
+  if (tl_priority.realtime() != was)
+    n_realtime_receivers += tl_priority.realtime() ? 1 : -1;
+  if (err != 0)
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: channel '%s': cannot %s the receiver "
+                    "thread: %s%s",
+                    channel,
+                    realtime ? "give realtime scheduling (SCHED_RR) to"
+                             : "restore normal scheduling of",
+                    strerror(err),
+                    realtime ? "; it runs at normal priority "
+                               "(strata_sync_replica_realtime_receiver needs "
+                               "CAP_SYS_NICE or RLIMIT_RTPRIO >= 1)"
+                             : "");
+}
+
 void deactivate() {
+  if (tl_priority.realtime()) set_receiver_priority(false, "");
   if (tl_active) n_channels--;
   tl_active = false;
   tl_need_ack = false;
@@ -138,6 +168,8 @@ int on_request_transmit(Binlog_relay_IO_param *param, uint32) {
   mysql_free_result(mysql_store_result(param->mysql));
   tl_active = true;
   n_channels++;
+  if (opt_realtime_receiver)
+    set_receiver_priority(true, param->channel_name);
   return 0;
 }
 
@@ -254,8 +286,25 @@ MYSQL_SYSVAR_BOOL(coalesce_acks, opt_coalesce, PLUGIN_VAR_OPCMDARG,
                   "after it: one ack covers both (ON, the default).",
                   nullptr, nullptr, true);
 
+MYSQL_SYSVAR_BOOL(realtime_receiver, opt_realtime_receiver,
+                  PLUGIN_VAR_OPCMDARG,
+                  "Run a receiver thread that streams with strong sync with "
+                  "the realtime policy SCHED_RR, so that busy CPUs do not "
+                  "delay its acknowledgements (ON, the default; needs "
+                  "CAP_SYS_NICE or RLIMIT_RTPRIO >= 1, otherwise a warning "
+                  "is logged and it runs at normal priority). Takes effect "
+                  "when the receiver thread (re)connects.",
+                  nullptr, nullptr, true);
+
 SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled), MYSQL_SYSVAR(coalesce_acks),
-                          nullptr};
+                          MYSQL_SYSVAR(realtime_receiver), nullptr};
+
+int show_realtime_receivers(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = n_realtime_receivers.load();
+  return 0;
+}
 
 int show_state(MYSQL_THD, SHOW_VAR *var, char *buf) {
   var->type = SHOW_CHAR;
@@ -304,6 +353,8 @@ SHOW_VAR status_vars[] = {
      SHOW_FUNC, SHOW_SCOPE_GLOBAL},
     {"Strata_sync_replica_ack_latency_max_us",
      (char *)&show_ack_latency_max_us, SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Strata_sync_replica_realtime_receivers",
+     (char *)&show_realtime_receivers, SHOW_FUNC, SHOW_SCOPE_GLOBAL},
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
 

@@ -36,6 +36,17 @@
      the next group at once instead of after the ack.
    - SHOW STATUS and SET GLOBAL run in client sessions and only take the
      mutex.
+   - With strata_sync_source_realtime_ack_path (ON by default) the dump
+     threads of strong-sync replicas, the ack reader and the binlog watcher
+     run as SCHED_RR threads (strata_sync_realtime.h says why: on busy CPUs
+     the round trip is mostly these threads waiting to run). Each thread
+     follows the setting itself (follow_realtime_setting): the dump thread
+     before each event it sends, and only while commits wait (a replica
+     catching up with nobody waiting streams at normal priority), the
+     other two at each wake-up; a dump thread goes back to its old policy
+     when it stops. A session waiting in
+     its own thread (wait_in_thread) sleeps as a SCHED_RR thread and is
+     normal again once woken.
 
    Ordering and safety
    - One mutex, Source::m_mutex, a leaf lock: replicas, ack points, waiters,
@@ -88,6 +99,7 @@
 #include "plugin/strata_sync/strata_sync_histogram.h"
 #include "plugin/strata_sync/strata_sync_position.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
+#include "plugin/strata_sync/strata_sync_realtime.h"
 #include "plugin/strata_sync/strata_sync_sessions.h"
 #include "sql/binlog.h"  // mysql_bin_log.get_binlog_end_pos()
 #include "sql/current_thd.h"
@@ -127,6 +139,59 @@ unsigned long opt_policy = kBlock;
 unsigned long opt_timeout_ms = 10000;
 bool opt_ack_reader = true;
 unsigned long opt_wait_point = kAfterSync;
+bool opt_realtime_ack_path = true;
+
+/* Realtime scheduling of the ack path's threads (strata_sync_realtime.h).
+   SET GLOBAL bumps the generation; each thread compares it with the one it
+   last applied, so following the setting costs one relaxed load per event
+   when nothing changed. A refusal (EPERM) is logged once per generation. */
+std::atomic<unsigned> g_realtime_generation{1};
+std::atomic<unsigned> g_realtime_refusal_logged{0};
+std::atomic<long long> n_realtime_threads{0};
+
+/* A dump thread is on the ack path while commits wait for acks, and for a
+   second after the last wait, so that it does not switch policy between
+   commit groups. Otherwise it may be streaming a backlog to a replica that
+   catches up while commits do not wait (degraded, or strong sync off), at
+   up to a CPU: that runs at normal priority. */
+constexpr std::chrono::seconds kAckPathLinger{1};
+thread_local std::chrono::steady_clock::time_point tl_last_wait_seen;
+
+bool dump_thread_on_ack_path();  // after Source
+
+/* One thread's side of it: its scheduling, and what it last applied. */
+struct RealtimeFollower {
+  ThreadPriority priority;
+  unsigned generation = 0;
+  bool wanted = false;
+};
+
+void follow_realtime_setting(RealtimeFollower &f, bool want, const char *who) {
+  const unsigned generation =
+      g_realtime_generation.load(std::memory_order_relaxed);
+  if (f.generation == generation && f.wanted == want) return;
+  f.generation = generation;
+  f.wanted = want;
+  const bool was = f.priority.realtime();
+  const int err = f.priority.set_realtime(want);
+  if (f.priority.realtime() != was)
+    n_realtime_threads += f.priority.realtime() ? 1 : -1;
+  if (err == 0 ||
+      g_realtime_refusal_logged.exchange(generation) == generation)
+    return;
+  if (want)
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: cannot run the %s with realtime scheduling "
+                    "(SCHED_RR): %s; the ack path runs at normal priority "
+                    "(strata_sync_source_realtime_ack_path needs "
+                    "CAP_SYS_NICE or RLIMIT_RTPRIO >= 1)",
+                    who, strerror(err));
+  else
+    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: cannot return the %s to normal "
+                    "scheduling: %s",
+                    who, strerror(err));
+}
 
 
 const char *basename_of(const char *path) {
@@ -179,6 +244,8 @@ thread_local bool tl_reader = false;  // the ack reader thread reads its acks
 thread_local bool tl_last_flagged = false;
 thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
 thread_local my_off_t tl_flagged_pos = 0;
+/* The dump thread's (or our own thread's) scheduling. */
+thread_local RealtimeFollower tl_realtime;
 
 constexpr std::size_t kMaxAckPoints = 1 << 16;
 /* Degraded strong sync resumes when N replicas acknowledged all but at most
@@ -208,6 +275,8 @@ class Source {
 
   /** Wakes every waiter to re-read the settings (SET GLOBAL). */
   void settings_changed();
+  /** Wakes our own threads so they follow the realtime setting now. */
+  void realtime_changed();
 
   // Status.
   std::string state();
@@ -290,6 +359,15 @@ class Source {
 
 Source *g_source = nullptr;
 
+bool dump_thread_on_ack_path() {
+  const auto now = std::chrono::steady_clock::now();
+  if (g_source->waiting.load(std::memory_order_relaxed) > 0) {
+    tl_last_wait_seen = now;
+    return true;
+  }
+  return now - tl_last_wait_seen < kAckPathLinger;
+}
+
 /* ---- lifecycle --------------------------------------------------------- */
 
 bool Source::start() {
@@ -304,12 +382,14 @@ bool Source::start() {
       pthread_setname_np(pthread_self(), "strata_ackread");
       my_thread_init();
       receiver_loop();
+      follow_realtime_setting(tl_realtime, false, "ack reader");
       my_thread_end();
     });
     m_binlog_watcher = std::thread([this] {
       pthread_setname_np(pthread_self(), "strata_binwatch");
       my_thread_init();
       binlog_watcher_loop();
+      follow_realtime_setting(tl_realtime, false, "binlog watcher");
       my_thread_end();
     });
   } catch (...) {
@@ -391,6 +471,12 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   // a thread. A cover that lands meanwhile sets w.covered, checked below.
   lk.unlock();
   strata_thd_wait_begin(thd, THD_WAIT_BINLOG);
+  // The waiting session is the last thread on the ack path: with
+  // strata_sync_source_realtime_ack_path it sleeps as a realtime thread, so
+  // the ack's wake-up runs it at once, and is normal again as soon as it
+  // runs (a refusal was logged by the ack path's own threads).
+  ThreadPriority waiter_priority;
+  if (opt_realtime_ack_path) (void)waiter_priority.set_realtime(true);
   lk.lock();
   const auto deadline = w.since + std::chrono::milliseconds(opt_timeout_ms);
   while (!w.covered) {
@@ -445,6 +531,7 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   wait_time_us += waited;
   wait_hist.add(static_cast<std::uint64_t>(waited));
   lk.unlock();
+  (void)waiter_priority.set_realtime(false);
   strata_thd_wait_end(thd);
   THD_EXIT_COND(thd, &old_stage);
   lk.lock();
@@ -674,6 +761,12 @@ void Source::settings_changed() {
   check_parked_locked();
 }
 
+void Source::realtime_changed() {
+  wake_receiver();
+  std::lock_guard<std::mutex> lk(m_mutex);
+  m_armed_cv.notify_all();  // the binlog watcher
+}
+
 /* ---- acks and the quorum ----------------------------------------------- */
 
 void Source::recompute_quorum() {
@@ -739,6 +832,8 @@ void Source::receiver_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
   while (!m_stop) {
+    follow_realtime_setting(tl_realtime, opt_realtime_ack_path,
+                            "ack reader");
     fds.clear();
     ids.clear();
     fds.push_back({m_pipe[0], POLLIN, 0});
@@ -819,10 +914,14 @@ void Source::binlog_watcher_loop() {
                        [](const auto &r) { return r.second.wake_armed; });
   };
   while (true) {
+    follow_realtime_setting(tl_realtime, opt_realtime_ack_path,
+                            "binlog watcher");
     {
       std::unique_lock<std::mutex> lk(m_mutex);
-      m_armed_cv.wait_for(lk, std::chrono::seconds(1),
-                          [&] { return m_stop.load() || any_armed(); });
+      m_armed_cv.wait_for(lk, std::chrono::seconds(1), [&] {
+        return m_stop.load() || any_armed() ||
+               tl_realtime.generation != g_realtime_generation.load();
+      });
       if (m_stop) return;
       if (!any_armed()) continue;
     }
@@ -1130,6 +1229,8 @@ void Source::transmit_stop() {
   }
   tl_replica_id = 0;
   tl_reader = false;
+  // The thread goes back to the server (a pool worker serves others next).
+  follow_realtime_setting(tl_realtime, false, "dump thread");
   wake_receiver();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                   "strata_sync: strong-sync replica server_id %u disconnected",
@@ -1241,6 +1342,9 @@ int on_transmit_stop(Binlog_transmit_param *) {
 int on_reserve_header(Binlog_transmit_param *, unsigned char *header,
                       unsigned long size, unsigned long *len) {
   if (tl_replica_id == 0) return 0;
+  follow_realtime_setting(tl_realtime,
+                          opt_realtime_ack_path && dump_thread_on_ack_path(),
+                          "dump thread");
   THD *thd = current_thd;
   if (!tl_reader &&
       g_source->drain_acks(thd->get_protocol_classic()->get_net()))
@@ -1379,10 +1483,28 @@ MYSQL_SYSVAR_BOOL(ack_reader, opt_ack_reader, PLUGIN_VAR_OPCMDARG,
                   "a replica connects.",
                   nullptr, nullptr, true);
 
+void update_realtime(MYSQL_THD, SYS_VAR *, void *ptr, const void *val) {
+  *static_cast<bool *>(ptr) = *static_cast<const bool *>(val);
+  g_realtime_generation++;
+  if (g_source) g_source->realtime_changed();
+}
+
+MYSQL_SYSVAR_BOOL(realtime_ack_path, opt_realtime_ack_path,
+                  PLUGIN_VAR_OPCMDARG,
+                  "Run the threads a strong-sync acknowledgement passes "
+                  "through on this source (the dump threads of strong-sync "
+                  "replicas, the ack reader, the binlog watcher) with the "
+                  "realtime policy SCHED_RR, so that busy CPUs do not delay "
+                  "them (ON, the default; needs CAP_SYS_NICE or "
+                  "RLIMIT_RTPRIO >= 1, otherwise a warning is logged and "
+                  "they run at normal priority). "
+                  "Strata_sync_source_realtime_threads counts them.",
+                  nullptr, update_realtime, true);
+
 SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
                           MYSQL_SYSVAR(policy),     MYSQL_SYSVAR(timeout),
                           MYSQL_SYSVAR(ack_reader), MYSQL_SYSVAR(wait_point),
-                          nullptr};
+                          MYSQL_SYSVAR(realtime_ack_path), nullptr};
 
 int show_string(SHOW_VAR *var, char *buf, const std::string &s) {
   var->type = SHOW_CHAR;
@@ -1439,6 +1561,10 @@ STRATA_SHOW(ack_rtts, number, s.rtt_hist.count())
 STRATA_SHOW(ack_rtt_time_us, number, s.rtt_hist.sum())
 STRATA_SHOW(ack_rtt_p99_us, number, s.rtt_hist.quantile(0.99))
 STRATA_SHOW(ack_rtt_histogram, long_string, s.rtt_hist.to_string())
+int show_realtime_threads(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  return show_number(var, buf,
+                     static_cast<std::uint64_t>(n_realtime_threads.load()));
+}
 STRATA_SHOW(ack_reader_replicas, number, [&s] {
   std::uint64_t n = 0;
   for (const auto &r : s.replicas)
@@ -1464,6 +1590,7 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(ack_rtt_p99_us),
     STRATA_STATUS(ack_rtt_histogram),
     STRATA_STATUS(ack_reader_replicas),
+    STRATA_STATUS(realtime_threads),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
 

@@ -31,7 +31,12 @@ strong-aftercommit-unordered) runs strong sync with
 strata_sync_source_wait_point = AFTER_COMMIT: the transaction commits in the
 engine and the session waits for the acknowledgement before its OK (with
 --source-pool it parks without a worker, design note section 6.2); the other
-strong modes wait at AFTER_SYNC. --source-pool runs the source on the fork's
+strong modes wait at AFTER_SYNC. The suffix "-normalprio" (strong only,
+before the others: strong-normalprio, strong-normalprio-aftercommit) runs
+strong sync with the acknowledgement path at normal priority
+(strata_sync_source_realtime_ack_path and
+strata_sync_replica_realtime_receiver OFF); the other strong modes run it
+with SCHED_RR, the default. --source-pool runs the source on the fork's
 thread pool (strata_pool.so, thread_handling = pool-of-threads), as
 `scripts/strata-cluster up` does; the replica keeps one thread per connection.
 
@@ -64,17 +69,30 @@ from strata_tools.mysqld import MysqldInstance  # noqa: E402
 MODES = ("async", "semisync", "strong")
 UNORDERED = "-unordered"  # suffix: the mode with binlog_order_commits = OFF on the source
 AFTER_COMMIT = "-aftercommit"  # suffix (strong only): strata_sync_source_wait_point = AFTER_COMMIT
+# suffix (strong only): the ack path at normal priority on both servers
+# (strata_sync_source_realtime_ack_path = OFF, strata_sync_replica_realtime_receiver = OFF)
+NORMAL_PRIORITY = "-normalprio"
+
+
+def strip_suffix(mode: str, suffix: str) -> tuple[str, bool]:
+    return (mode[: -len(suffix)], True) if mode.endswith(suffix) else (mode, False)
 
 
 def mode_parts(mode: str) -> tuple[str, bool, bool]:
-    """'strong-aftercommit-unordered' -> ('strong', unordered=True, after_commit=True)."""
-    unordered = mode.endswith(UNORDERED)
-    if unordered:
-        mode = mode[: -len(UNORDERED)]
-    after_commit = mode.endswith(AFTER_COMMIT)
-    if after_commit:
-        mode = mode[: -len(AFTER_COMMIT)]
+    """'strong-aftercommit-unordered' -> ('strong', unordered=True, after_commit=True).
+
+    Suffixes go in the order base[-normalprio][-aftercommit][-unordered]."""
+    mode, unordered = strip_suffix(mode, UNORDERED)
+    mode, after_commit = strip_suffix(mode, AFTER_COMMIT)
+    mode, _ = strip_suffix(mode, NORMAL_PRIORITY)
     return mode, unordered, after_commit
+
+
+def normal_priority(mode: str) -> bool:
+    """True for a strong mode whose ack path runs at normal priority (-normalprio)."""
+    mode, _ = strip_suffix(mode, UNORDERED)
+    mode, _ = strip_suffix(mode, AFTER_COMMIT)
+    return mode.endswith(NORMAL_PRIORITY)
 
 
 def base_mode(mode: str) -> str:
@@ -83,7 +101,10 @@ def base_mode(mode: str) -> str:
 
 def valid_mode(mode: str) -> bool:
     base, _, after_commit = mode_parts(mode)
-    return base in MODES and (not after_commit or base == "strong")
+    strong_only = after_commit or normal_priority(mode)
+    return base in MODES and (not strong_only or base == "strong")
+
+
 COMMON = {
     "gtid-mode": "ON", "enforce-gtid-consistency": "ON", "log-bin": "binlog",
     "sync_binlog": "1", "innodb_flush_log_at_trx_commit": "1",
@@ -139,21 +160,25 @@ def wait_for(what: str, check, timeout: float = 120) -> None:
 
 def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode: bool = False) -> None:
     """order_per_mode: -unordered modes are in the run, so every mode sets binlog_order_commits."""
+    name = mode
     mode, unordered, after_commit = mode_parts(mode)
     if order_per_mode:
         src.sql("SET GLOBAL binlog_order_commits = %s" % ("OFF" if unordered else "ON"))
     src.sql("SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL strata_sync_source_enabled = OFF")
+    realtime = "OFF" if normal_priority(name) else "ON"
     rep.sql("STOP REPLICA IO_THREAD")
-    rep.sql("SET GLOBAL rpl_semi_sync_replica_enabled = %s; SET GLOBAL strata_sync_replica_enabled = %s"
-            % ("ON" if mode == "semisync" else "OFF", "ON" if mode == "strong" else "OFF"))
+    rep.sql("SET GLOBAL rpl_semi_sync_replica_enabled = %s; SET GLOBAL strata_sync_replica_enabled = %s; "
+            "SET GLOBAL strata_sync_replica_realtime_receiver = %s"
+            % ("ON" if mode == "semisync" else "OFF", "ON" if mode == "strong" else "OFF", realtime))
     if mode == "semisync":
         src.sql("SET GLOBAL rpl_semi_sync_source_wait_point = AFTER_SYNC; "
                 "SET GLOBAL rpl_semi_sync_source_timeout = 1000000000; "
                 "SET GLOBAL rpl_semi_sync_source_enabled = ON")
     elif mode == "strong":
         src.sql("SET GLOBAL strata_sync_source_policy = 'block'; SET GLOBAL strata_sync_source_replicas = 1; "
-                "SET GLOBAL strata_sync_source_wait_point = %s; SET GLOBAL strata_sync_source_enabled = ON"
-                % ("AFTER_COMMIT" if after_commit else "AFTER_SYNC"))
+                "SET GLOBAL strata_sync_source_wait_point = %s; SET GLOBAL strata_sync_source_realtime_ack_path = %s; "
+                "SET GLOBAL strata_sync_source_enabled = ON"
+                % ("AFTER_COMMIT" if after_commit else "AFTER_SYNC", realtime))
     rep.sql("START REPLICA IO_THREAD")
     if mode == "semisync":
         wait_for("the semisync replica", lambda: status(src, "Rpl_semi_sync_source_clients") == "1"

@@ -30,6 +30,17 @@ class Modes(unittest.TestCase):
         self.assertFalse(rpl.valid_mode("semisync-aftercommit"))
         self.assertFalse(rpl.valid_mode("strong-unordered-aftercommit"))
 
+    def test_normalprio_suffix_for_strong_only(self):
+        self.assertEqual(rpl.mode_parts("strong-normalprio"), ("strong", False, False))
+        self.assertEqual(rpl.mode_parts("strong-normalprio-aftercommit-unordered"), ("strong", True, True))
+        self.assertTrue(rpl.normal_priority("strong-normalprio"))
+        self.assertTrue(rpl.normal_priority("strong-normalprio-unordered"))
+        self.assertFalse(rpl.normal_priority("strong"))
+        self.assertFalse(rpl.normal_priority("strong-aftercommit"))
+        self.assertTrue(rpl.valid_mode("strong-normalprio-aftercommit"))
+        self.assertFalse(rpl.valid_mode("async-normalprio"))
+        self.assertFalse(rpl.valid_mode("strong-aftercommit-normalprio"))
+
     def test_source_pool_adds_the_pool_to_the_source_only(self):
         opts = rpl.source_options(True)
         self.assertEqual(opts["thread_handling"], "pool-of-threads")
