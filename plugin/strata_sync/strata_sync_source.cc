@@ -44,9 +44,8 @@
      before each event it sends, and only while commits wait (a replica
      catching up with nobody waiting streams at normal priority), the
      other two at each wake-up; a dump thread goes back to its old policy
-     when it stops. A session waiting in
-     its own thread (wait_in_thread) sleeps as a SCHED_RR thread and is
-     normal again once woken.
+     when it stops. A session waiting in its own thread (wait_in_thread)
+     sleeps as a SCHED_RR thread and is normal again once woken.
 
    Ordering and safety
    - One mutex, Source::m_mutex, a leaf lock: replicas, ack points, waiters,
@@ -1493,12 +1492,14 @@ MYSQL_SYSVAR_BOOL(realtime_ack_path, opt_realtime_ack_path,
                   PLUGIN_VAR_OPCMDARG,
                   "Run the threads a strong-sync acknowledgement passes "
                   "through on this source (the dump threads of strong-sync "
-                  "replicas, the ack reader, the binlog watcher) with the "
-                  "realtime policy SCHED_RR, so that busy CPUs do not delay "
-                  "them (ON, the default; needs CAP_SYS_NICE or "
+                  "replicas while commits wait, the ack reader, the binlog "
+                  "watcher, a session while it sleeps waiting for its ack) "
+                  "with the realtime policy SCHED_RR, so that busy CPUs do "
+                  "not delay them (ON, the default; needs CAP_SYS_NICE or "
                   "RLIMIT_RTPRIO >= 1, otherwise a warning is logged and "
                   "they run at normal priority). "
-                  "Strata_sync_source_realtime_threads counts them.",
+                  "Strata_sync_source_realtime_threads counts the first "
+                  "three.",
                   nullptr, update_realtime, true);
 
 SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
