@@ -261,7 +261,8 @@ def cmd_run(args, argv: list[str]) -> int:
     def factory(target, ds, home, port):
         return MysqldServer(target, ds, home, port, options)
 
-    runner = Runner(plan, factory, data_root, out_dir, args.port, sysbench_bin, progress)
+    runner = Runner(plan, factory, data_root, out_dir, args.port, sysbench_bin, progress,
+                    client_policy=getattr(args, "client_policy", "normal"))
     meta = base_meta(plan, name, argv, options, args)
     meta["servers"] = {t.spec: f"{server_version(t.flavor)} ({paths.server_build(t.flavor)})" for t in plan.targets}
     if limit_note:
@@ -346,7 +347,9 @@ def base_meta(plan: Plan, name: str, argv: list[str], options: dict, args) -> di
             f"InnoDB buffer pool {human_bytes(plan.pool_bytes)}; sysbench default --rand-type (special)"
             + (f"; extra sysbench options: {' '.join(plan.sysbench_extra)}" if plan.sysbench_extra else ""),
             "full-cache datasets are read once after each server start (sysbench prewarm)",
-        ],
+        ] + (["sysbench's threads run under SCHED_BATCH (--client-policy batch): a client woken by a response "
+              "does not preempt the server thread that sent it, as with clients on other machines"]
+             if getattr(args, "client_policy", "normal") == "batch" else []),
         "server_options": options,
         "overrides": {t.spec: list(t.overrides) for t in plan.targets},
         "scenarios": {sc.name: (sc.command_text(), sc.summary) for sc, _ in dict.fromkeys(plan.points)},
@@ -438,6 +441,9 @@ def parser() -> argparse.ArgumentParser:
                        help="run every point N times (alternating targets); the report shows the median round")
         p.add_argument("--pool", help="InnoDB buffer pool: SIZE (3G) or PCT%% of RAM (default: the preset's)")
         p.add_argument("--set", action="append", metavar="OPT=VALUE", help="my.cnf setting for every target")
+        p.add_argument("--client-policy", choices=("normal", "batch"), default="normal",
+                       help="scheduling of sysbench's threads: normal (default), or batch (SCHED_BATCH: a client "
+                            "woken by a response does not preempt the server, as with clients on other machines)")
         p.add_argument("--sb", action="append", metavar="ARG", help="extra sysbench argument, e.g. --sb=--rand-type=uniform")
         p.add_argument("--data-dir", default=str(DATA_ROOT), help=f"prepared datasets (default {DATA_ROOT})")
 

@@ -165,10 +165,26 @@ class Started:
 
 # ---------------------------------------------------------------- the runner
 
+# How sysbench's threads are scheduled (--client-policy). "normal": as any
+# process. "batch": SCHED_BATCH, so a client thread woken by a response does
+# not preempt the server thread that sent it (it runs at the next tick or
+# when a CPU is free), as with clients on other machines; with clients on
+# the server's own CPUs every response would otherwise cost the server a
+# preemption, which penalises servers whose threads go on working after a
+# send (a thread pool's workers) more than servers whose threads block.
+CLIENT_POLICIES = ("normal", "batch")
+
+
+def client_prefix(policy: str) -> list[str]:
+    if policy not in CLIENT_POLICIES:
+        raise ValueError(f"client policy {policy!r}: one of {', '.join(CLIENT_POLICIES)}")
+    return ["chrt", "--batch", "0"] if policy == "batch" else []
+
+
 class Runner:
     def __init__(self, plan: Plan, factory: ServerFactory, data_root: Path, out_dir: Path, base_port: int,
                  sysbench_bin: str = "sysbench", progress: Progress | None = None,
-                 prepare_threads: int | None = None):
+                 prepare_threads: int | None = None, client_policy: str = "normal"):
         self.plan = plan
         self.factory = factory
         self.data_root = data_root
@@ -176,6 +192,7 @@ class Runner:
         self.raw_dir = out_dir / "raw"
         self.base_port = base_port
         self.sysbench_bin = sysbench_bin
+        self.client_prefix = client_prefix(client_policy)
         self.progress = progress or Progress()
         self.prepare_threads = prepare_threads or max(1, min(os.cpu_count() or 2, 8))
         self.started = Started()
@@ -278,7 +295,7 @@ class Runner:
     def sysbench(self, args: list[str], log: Path, on_line: Callable[[str], None] | None,
                  deadline: float) -> SysbenchRun:
         log.parent.mkdir(parents=True, exist_ok=True)
-        argv = [self.sysbench_bin] + args
+        argv = self.client_prefix + [self.sysbench_bin] + args
         with open(log, "w") as out:
             out.write("# " + " ".join(argv) + "\n")
             out.flush()

@@ -4,7 +4,8 @@
 Behaviour from the environment:
   FAKE_SB_MODE     ok (default) | fatal (FATAL line, exit 1) | hang (never ends)
   FAKE_SB_TICK     seconds per simulated second (default 0.01)
-  FAKE_SB_PIDS     a file to which each invocation appends its pid and command
+  FAKE_SB_PIDS     a file to which each invocation appends its pid, command and
+                   scheduling policy (policy=N, os.SCHED_*)
 """
 import os
 import sys
@@ -23,7 +24,7 @@ def main():
     tick = float(os.environ.get("FAKE_SB_TICK", "0.01"))
     if os.environ.get("FAKE_SB_PIDS"):
         with open(os.environ["FAKE_SB_PIDS"], "a") as f:
-            f.write(f"{os.getpid()} {sys.argv[-1]}\n")
+            f.write(f"{os.getpid()} {sys.argv[-1]} policy={os.sched_getscheduler(0)}\n")
     print("sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n", flush=True)
     command = sys.argv[-1]
     tables = int(opt("tables", "1"))

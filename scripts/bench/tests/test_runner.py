@@ -46,12 +46,14 @@ class RunnerTest(unittest.TestCase):
             os.environ.pop(key, None)
         self.tmp.cleanup()
 
-    def runner(self, points=((("read-point"), 4), ("read-point", 32)), targets=("stock", "fork"), warmup=2):
+    def runner(self, points=((("read-point"), 4), ("read-point", 32)), targets=("stock", "fork"), warmup=2,
+               client_policy="normal"):
         plan = Plan(parse_targets(list(targets), {"stock": 0, "fork": 0}), [Dataset("fixed", 3, 100)],
                     [(scenario(n), t) for n, t in points], seconds=5, warmup=warmup, settle=0, pool_bytes=1 << 30)
         self.out = io.StringIO()
         return Runner(plan, fakes.FakeServer, self.work / "data", self.work / "out", 23306,
-                      sysbench_bin=str(fakes.FAKE_SYSBENCH), progress=Progress(self.out))
+                      sysbench_bin=str(fakes.FAKE_SYSBENCH), progress=Progress(self.out),
+                      client_policy=client_policy)
 
     def run_all(self, runner):
         csv = CsvLog(self.work / "points.csv")
@@ -83,6 +85,18 @@ class RunnerTest(unittest.TestCase):
             self.assertTrue(marker_matches(self.work / "data" / t / "3x100", Dataset("fixed", 3, 100)))
         self.assertEqual(len(list((self.work / "out" / "raw").glob("*.txt"))), 4)
         self.assertFalse(any(s.running() for s in r.started.servers))
+
+    def test_client_policy(self):
+        self.run_all(self.runner(points=(("read-point", 4),), targets=("stock",), client_policy="batch"))
+        lines = (self.work / "sysbench.pids").read_text().splitlines()
+        self.assertTrue(lines)
+        self.assertTrue(all(line.endswith(f"policy={os.SCHED_BATCH}") for line in lines), lines)
+        (self.work / "sysbench.pids").unlink()
+        self.run_all(self.runner(points=(("read-point", 4),), targets=("stock",)))
+        lines = (self.work / "sysbench.pids").read_text().splitlines()
+        self.assertTrue(all(line.endswith(f"policy={os.SCHED_OTHER}") for line in lines), lines)
+        with self.assertRaises(ValueError):
+            self.runner(client_policy="fifo")
 
     def test_waits_for_purge(self):
         fakes.FakeServer.backlog = [50_000, 20_000, 900, 0]
