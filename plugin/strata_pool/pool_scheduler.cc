@@ -265,6 +265,13 @@ void handle(Pool_connection *conn) {
   arm(conn);
 }
 
+/* Makes the listener's epoll_wait return so that it looks at the queues
+   (the wake event itself carries no connection). */
+void wake_listener(Pool_group *g) {
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t rc = write(g->wake_fd, &one, sizeof one);
+}
+
 void *worker_main(void *arg);
 
 /* Queued work while the group runs fewer commands than it may: put an idle
@@ -471,7 +478,16 @@ void pool_wake_or_create_worker(Pool_group *g, bool from_timer) {
   if (!from_timer && g->queues_empty() &&
       now - g->last_create_us < creation_interval_us(g))
     return;
-  if (create_worker(g)) g->last_create_us = now;
+  if (create_worker(g)) {
+    g->last_create_us = now;
+    return;
+  }
+  /* At thread_pool_max_threads the group's listener may be the one worker
+     free to take queued work, and it sleeps in epoll_wait, which queueing
+     does not wake: a worker that took two ready connections in one
+     non-blocking look, ran one and blocked in it would leave the other
+     queued behind an idle listener until some socket event. */
+  if (g->listener != nullptr && !g->queues_empty()) wake_listener(g);
 }
 
 void pool_recheck_idle_workers() {
@@ -561,8 +577,7 @@ void pool_resume_parked(void *arg) {
   if (!g->idle_workers.empty() && g->active_count < 1 + pool_oversubscribe) {
     pool_wake_or_create_worker(g);
   } else if (g->listener != nullptr) {
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t rc = write(g->wake_fd, &one, sizeof one);
+    wake_listener(g);
   } else if (g->active_count == 0) {
     pool_wake_or_create_worker(g);
   }
