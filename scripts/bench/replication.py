@@ -276,11 +276,18 @@ def delta(after: dict, before: dict) -> dict:
 def measure(src, rep, mode, workload, threads, args) -> dict:
     set_mode(src, rep, mode, order_per_mode=any(m.endswith(UNORDERED) for m in args.modes.split(",")))
     catch_up(src, rep)
+    paused = getattr(args, "replica_applier", "running") == "paused"
+    if paused:
+        rep.sql("STOP REPLICA SQL_THREAD")
     load = os.getloadavg()[0]
     before = counters(src, rep)
     t0 = time.monotonic()
-    res = parse(sysbench(workload, src.port, args, threads, "run"))
-    after = counters(src, rep)
+    try:
+        res = parse(sysbench(workload, src.port, args, threads, "run"))
+        after = counters(src, rep)
+    finally:
+        if paused:  # it applies the point's transactions before the next one
+            rep.sql("START REPLICA SQL_THREAD")
     res.update(mode=mode, workload=workload, threads=threads, load1=load,
                seconds=round(time.monotonic() - t0, 1), delta=delta(after, before))
     txns = (res["tps"] or 0) * args.time
@@ -318,7 +325,10 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
              f"Started {started} UTC; load average at start {load_start[0]:.2f} {load_start[1]:.2f} "
              f"{load_start[2]:.2f}; {os.cpu_count()} CPUs; source and replica on this machine"
              + ("; the source on the thread pool (strata_pool)." if getattr(args, "source_pool", False)
-                else "; one thread per connection on both."), "",
+                else "; one thread per connection on both.")
+             + (" The replica's applier was stopped while each point was measured (it caught up between"
+                " points; receiver and acknowledgements ran as usual)."
+                if getattr(args, "replica_applier", "running") == "paused" else ""), "",
              "| workload | threads | " + " | ".join(f"{m} tps" for m in modes) + " | "
              + " | ".join(f"{m}/async" for m in modes if m != "async") + " | "
              + " | ".join(f"{m} p95 ms" for m in modes) + " |",
@@ -381,6 +391,11 @@ def main() -> int:
                     help="run the source on the fork's thread pool (strata_pool.so, pool-of-threads)")
     ap.add_argument("--source-set", action="append", default=[], metavar="VAR=VALUE",
                     help="SET GLOBAL on the source after it starts, e.g. binlog_order_commits=OFF (repeatable)")
+    ap.add_argument("--replica-applier", choices=("running", "paused"), default="running",
+                    help="paused: the replica's applier is stopped while a point is measured and catches "
+                         "up between points. Strong sync and semisync need only its receiver; on one "
+                         "machine the applier (its coordinator waits for a free worker with sched_yield) "
+                         "takes CPU that a replica on its own host would not take from the source")
     ap.add_argument("--tables", type=int, default=10)
     ap.add_argument("--table-size", type=int, default=25000)
     ap.add_argument("--port", type=int, default=15000, help="source port; the replica uses port + 1")

@@ -68,5 +68,59 @@ class Report(unittest.TestCase):
         self.assertEqual(separator.count("---"), len(header.strip("|").split("|")))
 
 
+class PausedApplier(unittest.TestCase):
+    """--replica-applier paused: the applier stops for the measured run only, also when it fails."""
+
+    class FakeInstance:
+        def __init__(self):
+            self.statements = []
+            self.port = 15000
+
+        def sql(self, text, timeout=None):
+            self.statements.append(text)
+            return ""
+
+    def run_measure(self, applier, sysbench_fails=False):
+        src, rep = self.FakeInstance(), self.FakeInstance()
+        args = argparse.Namespace(modes="async", time=1, replica_applier=applier)
+        calls = []
+
+        def fake_sysbench(*a):
+            calls.append(list(rep.statements))
+            if sysbench_fails:
+                raise RuntimeError("sysbench failed")
+            return "transactions: 10 (10.00 per sec.)\n"
+
+        saved = (rpl.set_mode, rpl.catch_up, rpl.sysbench, rpl.counters, rpl.delta)
+        rpl.set_mode = lambda *a, **k: None
+        rpl.catch_up = lambda *a: None
+        rpl.sysbench = fake_sysbench
+        rpl.counters = lambda *a: {}
+        rpl.delta = lambda after, before: {"source_cpu_s": 0, "replica_cpu_s": 0}
+        try:
+            if sysbench_fails:
+                with self.assertRaises(RuntimeError):
+                    rpl.measure(src, rep, "async", "oltp_write_only", 4, args)
+            else:
+                rpl.measure(src, rep, "async", "oltp_write_only", 4, args)
+        finally:
+            rpl.set_mode, rpl.catch_up, rpl.sysbench, rpl.counters, rpl.delta = saved
+        return calls[0], rep.statements
+
+    def test_paused_stops_the_applier_during_the_run_and_restarts_it(self):
+        during, after = self.run_measure("paused")
+        self.assertEqual(during, ["STOP REPLICA SQL_THREAD"])
+        self.assertEqual(after, ["STOP REPLICA SQL_THREAD", "START REPLICA SQL_THREAD"])
+
+    def test_paused_restarts_the_applier_when_sysbench_fails(self):
+        _, after = self.run_measure("paused", sysbench_fails=True)
+        self.assertEqual(after[-1], "START REPLICA SQL_THREAD")
+
+    def test_running_leaves_the_applier_alone(self):
+        during, after = self.run_measure("running")
+        self.assertEqual(during, [])
+        self.assertEqual(after, [])
+
+
 if __name__ == "__main__":
     unittest.main()
