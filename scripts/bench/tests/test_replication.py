@@ -2,6 +2,7 @@
 import argparse
 import sys
 import unittest
+from unittest import mock
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -91,20 +92,14 @@ class PausedApplier(unittest.TestCase):
                 raise RuntimeError("sysbench failed")
             return "transactions: 10 (10.00 per sec.)\n"
 
-        saved = (rpl.set_mode, rpl.catch_up, rpl.sysbench, rpl.counters, rpl.delta)
-        rpl.set_mode = lambda *a, **k: None
-        rpl.catch_up = lambda *a: None
-        rpl.sysbench = fake_sysbench
-        rpl.counters = lambda *a: {}
-        rpl.delta = lambda after, before: {"source_cpu_s": 0, "replica_cpu_s": 0}
-        try:
+        with mock.patch.multiple(rpl, set_mode=lambda *a, **k: None, catch_up=lambda *a: None,
+                                 sysbench=fake_sysbench, counters=lambda *a: {},
+                                 delta=lambda after, before: {"source_cpu_s": 0, "replica_cpu_s": 0}):
             if sysbench_fails:
                 with self.assertRaises(RuntimeError):
                     rpl.measure(src, rep, "async", "oltp_write_only", 4, args)
             else:
                 rpl.measure(src, rep, "async", "oltp_write_only", 4, args)
-        finally:
-            rpl.set_mode, rpl.catch_up, rpl.sysbench, rpl.counters, rpl.delta = saved
         return calls[0], rep.statements
 
     def test_paused_stops_the_applier_during_the_run_and_restarts_it(self):
