@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -63,7 +64,15 @@ SERVICE_TYPE(global_grants_check) *g_grants = nullptr;
 AuditLog *g_log = nullptr;  // set in init, cleared in deinit
 Published<Filter> g_filter;  // read on every event (published.h says why)
 std::vector<std::string> g_command_names;  // index = enum_sql_command
-std::unordered_map<std::string, size_t> g_command_index;
+// Looked up by string_view on every statement: no std::string built.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>()(s);
+  }
+};
+std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>
+    g_command_index;
 
 std::atomic<uint64_t> g_max_query_length{0};
 std::atomic<bool> g_redact{false};
@@ -646,7 +655,7 @@ void notify_connection(MYSQL_THD, const mysql_event_connection *e) {
 }
 
 size_t command_index(std::string_view name) {
-  auto it = g_command_index.find(std::string(name));
+  auto it = g_command_index.find(name);
   return it == g_command_index.end() ? SIZE_MAX : it->second;
 }
 

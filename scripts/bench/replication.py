@@ -130,6 +130,17 @@ def source_options(pool: bool) -> dict:
 BENCH_LOCK = Path(os.environ.get("STRATA_BENCH_LOCK", "/tmp/strata-bench.lock"))
 
 
+def settings(given: list[str], flag: str) -> list[tuple[str, str]]:
+    """VAR=VALUE strings as (var, value), refusing anything that is not a plain name and value."""
+    out = []
+    for setting in given:
+        var, _, value = setting.partition("=")
+        if not re.fullmatch(r"[a-z_]+", var) or not re.fullmatch(r"[A-Za-z0-9_.]+", value):
+            raise SystemExit(f"{flag}: expected VAR=VALUE, got {setting!r}")
+        out.append((var, value))
+    return out
+
+
 def take_bench_lock():
     f = open(BENCH_LOCK, "a")
     try:
@@ -391,6 +402,9 @@ def main() -> int:
                     help="run the source on the fork's thread pool (strata_pool.so, pool-of-threads)")
     ap.add_argument("--source-set", action="append", default=[], metavar="VAR=VALUE",
                     help="SET GLOBAL on the source after it starts, e.g. binlog_order_commits=OFF (repeatable)")
+    ap.add_argument("--replica-set", action="append", default=[], metavar="VAR=VALUE",
+                    help="SET GLOBAL on the replica (its replication threads stopped meanwhile), e.g. "
+                         "replica_parallel_workers=16 (repeatable)")
     ap.add_argument("--replica-applier", choices=("running", "paused"), default="running",
                     help="paused: the replica's applier is stopped while a point is measured and catches "
                          "up between points. Strong sync and semisync need only its receiver; on one "
@@ -430,12 +444,11 @@ def main() -> int:
         if not rep.sql("SHOW REPLICA STATUS").strip():
             rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={args.port}, "
                     "SOURCE_USER='root', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
-        for setting in args.source_set:
-            var, _, value = setting.partition("=")
-            if not re.fullmatch(r"[a-z_]+", var) or not re.fullmatch(r"[A-Za-z0-9_.]+", value):
-                raise SystemExit(f"--source-set: expected VAR=VALUE, got {setting!r}")
+        for var, value in settings(args.source_set, "--source-set"):
             src.sql(f"SET GLOBAL {var} = {value}")
         rep.sql(f"STOP REPLICA; CHANGE REPLICATION SOURCE TO SOURCE_SSL={args.source_ssl}")
+        for var, value in settings(args.replica_set, "--replica-set"):
+            rep.sql(f"SET GLOBAL {var} = {value}")
         rep.sql("START REPLICA")
         marker = args.dir / f"prepared-{args.tables}x{args.table_size}"
         if not marker.exists():

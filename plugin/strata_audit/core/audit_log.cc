@@ -179,34 +179,36 @@ void AuditLog::append_sync(std::string_view head, std::string_view tail) {
 }
 
 void AuditLog::append(const Record &r) {
-  // Formatted with no shared state touched; only the stamped span (record
-  // id, time) depends on the reservation below.
-  thread_local std::string body;
-  thread_local std::string stamp;
-  thread_local std::string whole;  // a record longer than the buffer
-  body.clear();
-  StampSpan span;
-  Stamp draft;
-  draft.server_id = opts_.server_id;
-  format_record(opts_.format, r, draft, &body, &span);
-  const std::string_view head(body.data(), span.begin);
-  const std::string_view tail(body.data() + span.end, body.size() - span.end);
   if (!asynchronous()) {
-    append_sync(head, tail);
+    // Formatted here, with no shared state touched; only the stamped span
+    // (record id, time) is formatted under mu_, in append_sync().
+    thread_local std::string body;
+    body.clear();
+    StampSpan span;
+    Stamp draft;
+    draft.server_id = opts_.server_id;
+    format_record(opts_.format, r, draft, &body, &span);
+    append_sync(std::string_view(body.data(), span.begin),
+                std::string_view(body.data() + span.end,
+                                 body.size() - span.end));
     return;
   }
+  // Copied as it is; the writer formats it (raw_record.h says why).
+  const size_t size = raw_size(r);
+  if (size > kMaxRawSize) {
+    stats_.events_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  thread_local std::string raw;
+  raw.resize(size);
+  encode_raw(r, raw.data());
+  int64_t time_us = 0;
+  auto size_for = [&](uint64_t) {
+    time_us = stamp_time();
+    return size;
+  };
 
   const bool may_wait = opts_.strategy == Strategy::kAsynchronous;
-  auto size_for = [&](uint64_t id) {
-    Stamp s;
-    s.record_id = id;
-    s.time_us = stamp_time();
-    s.server_id = opts_.server_id;
-    s.log_start = log_start_;
-    stamp.clear();
-    format_stamp(opts_.format, s, &stamp);
-    return head.size() + stamp.size() + tail.size();
-  };
   RecordRing::Reservation res;
   bool waited = false;  // Audit_log_write_waits counts appends, not naps
   for (;;) {
@@ -227,15 +229,14 @@ void AuditLog::append(const Record &r) {
       continue;
     }
     // Somebody else is writing, or the oldest record is still being
-    // copied: wait for room (the id may grow a digit or two meanwhile,
-    // hence the slack), for one drain at most, then try again from the
-    // top: the room may have been taken by others first, and the next
+    // copied: wait for room, for one drain at most, then try again from
+    // the top: the room may have been taken by others first, and the next
     // drain may be this session's to do (the writer may still get no CPU).
     if (!waited) {
       stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
       waited = true;
     }
-    need = std::min(need + 32, ring_.capacity());
+    need = std::min(need, ring_.capacity());
     std::unique_lock<std::mutex> lk(mu_);
     waiters_.fetch_add(1);  // seq_cst: before the check (record_ring.h)
     if (writer_state_.load() != kBusy) {
@@ -249,17 +250,14 @@ void AuditLog::append(const Record &r) {
     waiters_.fetch_sub(1);
   }
 
+  set_raw_time(raw.data(), time_us);
   if (res.by_reference) {
     // Longer than the whole buffer: the writer writes it from here, in id
     // order; wait until it has.
-    whole.clear();
-    whole.append(head);
-    whole.append(stamp);
-    whole.append(tail);
     stats_.write_waits.fetch_add(1, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lk(mu_);
     waiters_.fetch_add(1);
-    ring_.publish(res, whole.data());
+    ring_.publish(res, raw.data());
     writer_state_.store(kBusy);
     cv_data_.notify_one();
     while (ring_.consumed_id() <= res.id)
@@ -268,9 +266,7 @@ void AuditLog::append(const Record &r) {
     return;
   }
 
-  ring_.copy(res, 0, head);
-  ring_.copy(res, head.size(), stamp);
-  ring_.copy(res, head.size() + stamp.size(), tail);
+  ring_.copy(res, 0, raw);
   ring_.publish(res);
 
   // Wake the writer only when it sleeps waiting for a first record or for
@@ -344,7 +340,8 @@ bool AuditLog::drain_locked(std::unique_lock<std::mutex> fl) {
   // only consumer (record_ring.h), the writer thread or a session.
   const RecordRing::Batch b = ring_.peek();
   if (b.records == 0) return false;
-  write_locked(b.a, b.b, b.records, false);
+  format_batch_locked(b);
+  write_locked(formatted_, {}, b.records, false);
   ring_.consume(b);  // seq_cst stores, then the waiters_ check (Dekker)
   fl.unlock();
   if (waiters_.load() > 0) {
@@ -352,6 +349,40 @@ bool AuditLog::drain_locked(std::unique_lock<std::mutex> fl) {
     cv_space_.notify_all();
   }
   return true;
+}
+
+void AuditLog::format_batch_locked(const RecordRing::Batch &b) {
+  // The batch is b.records encoded records back to back in b.a then b.b;
+  // the bytes [off, off + n) of that, copied into straddling_ if they
+  // straddle the two.
+  auto bytes = [&](size_t off, size_t n) -> std::string_view {
+    if (off >= b.a.size()) return b.b.substr(off - b.a.size(), n);
+    if (off + n <= b.a.size()) return b.a.substr(off, n);
+    straddling_.assign(b.a.substr(off));
+    straddling_.append(b.b.substr(0, n - (b.a.size() - off)));
+    return straddling_;
+  };
+  formatted_.clear();
+  Stamp s;
+  s.record_id = ring_.consumed_id();
+  s.server_id = opts_.server_id;
+  s.log_start = log_start_;
+  size_t off = 0;
+  for (uint64_t i = 0; i < b.records; ++i, ++s.record_id) {
+    const uint32_t size = raw_record_size(bytes(off, sizeof(uint32_t)).data());
+    const std::string_view raw = bytes(off, size);
+    off += size;
+    Record r;
+    if (!decode_raw(raw, &r, &s.time_us)) {
+      // Cannot happen (the ring hands back what sessions encoded); keep
+      // the file readable and the id sequence whole, and say so.
+      r = Record();
+      r.kind = EventKind::kAuditConfig;
+      r.variable = "strata_audit_internal_error";
+      r.value = "undecodable buffered record";
+    }
+    format_record(opts_.format, r, s, &formatted_);
+  }
 }
 
 void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,

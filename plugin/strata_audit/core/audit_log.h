@@ -1,18 +1,20 @@
 // The audit log sink: stamps, orders, buffers and writes records.
 //
 // Threads and hand-offs:
-// - Session threads call append(). The record is formatted first, with no
-//   shared state touched. Then, in ASYNCHRONOUS and PERFORMANCE, it is
-//   handed to a lock-free RecordRing (record_ring.h explains the design
-//   and its memory ordering): one compare-and-swap gives the record its id
-//   and its bytes, the id and the time (never going backwards, see
-//   stamp_time()) are written into the text, the record is copied into the
-//   ring and published. Ids and byte ranges are handed out in the same
-//   order and the writer consumes in that order, so ids and timestamps
-//   increase in file order and two records never interleave. No session
-//   waits for another on this path.
+// - Session threads call append(). In ASYNCHRONOUS and PERFORMANCE the
+//   record is copied, not formatted (raw_record.h says why): its fields are
+//   encoded with no shared state touched, then handed to a lock-free
+//   RecordRing (record_ring.h explains the design and its memory ordering):
+//   one compare-and-swap gives the record its id and its bytes, the time
+//   (never going backwards, see stamp_time()) is taken for that id and
+//   written into the copy, which goes into the ring and is published. Ids
+//   and byte ranges are handed out in the same order and the writer
+//   consumes in that order, so ids and timestamps increase in file order
+//   and two records never interleave. No session waits for another on this
+//   path.
 // - The writer thread takes every published record from the oldest on (up
-//   to the first one still being copied), writes them with one writev under
+//   to the first one still being copied), formats them (the id is the
+//   record's place in the ring) and writes the batch with one write under
 //   file_mu_, then frees them. It sleeps up to kBatchWindow to let a batch
 //   build up; a session wakes it (mu_ + cv_data_) only when it sleeps idle
 //   (nothing pending), when the buffer is a quarter full, or when the
@@ -24,14 +26,14 @@
 //   more sessions than CPUs the writer thread can wait long for a CPU,
 //   while the session is running already. Otherwise it waits for space
 //   (Audit_log_write_waits; on cv_space_, registered in waiters_).
-//   Whoever holds file_mu_ is the ring's one consumer. PERFORMANCE drops
-//   the record
-//   (Audit_log_events_lost). A record longer than the whole buffer is, in
+//   Whoever holds file_mu_ is the ring's one consumer (and formats).
+//   PERFORMANCE drops the record (Audit_log_events_lost). A record longer than the whole buffer is, in
 //   ASYNCHRONOUS, reserved by reference: the session keeps its bytes and
 //   waits until the writer has written them (counted as a wait), in order;
 //   in PERFORMANCE it is dropped.
-// - SEMISYNCHRONOUS / SYNCHRONOUS: the session stamps and writes its record
-//   itself under mu_ then file_mu_; SYNCHRONOUS also fdatasyncs each record.
+// - SEMISYNCHRONOUS / SYNCHRONOUS: the session formats its record, then
+//   stamps and writes it itself under mu_ then file_mu_; SYNCHRONOUS also
+//   fdatasyncs each record.
 // - Lock order: mu_ before file_mu_. reopen() and rotation take file_mu_.
 // Failure handling: a failed write (full disk, I/O error) drops the records
 // it carried (counted as lost and in Audit_log_write_errors), is reported
@@ -54,6 +56,7 @@
 #include <thread>
 
 #include "format.h"
+#include "raw_record.h"
 #include "fs.h"
 #include "log_file.h"
 #include "record.h"
@@ -158,6 +161,8 @@ class AuditLog {
   void append_sync(std::string_view head, std::string_view tail);
   void wake_writer();
   void writer_main();
+  // Formats the batch's encoded records into formatted_; file_mu_ held.
+  void format_batch_locked(const RecordRing::Batch &b);
   // Writes the given spans as n records; file_mu_ must be held.
   void write_locked(std::string_view a, std::string_view b, uint64_t n,
                     bool sync);
@@ -183,7 +188,9 @@ class AuditLog {
   uint64_t sync_next_id_ = 1;  // SEMISYNCHRONOUS / SYNCHRONOUS
   std::string scratch_;        // SEMISYNCHRONOUS / SYNCHRONOUS
 
-  std::mutex file_mu_;  // guards file_, io_error_, rotation settings
+  std::mutex file_mu_;  // guards file_, io_error_, rotation settings and:
+  std::string formatted_;    // the batch being written
+  std::string straddling_;   // a record wrapping around the ring's end
   LogFile file_;
   bool io_error_ = false;
   uint64_t errors_in_episode_ = 0;

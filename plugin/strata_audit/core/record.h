@@ -20,7 +20,8 @@ enum class EventKind : uint8_t {
   kTableAccess,   // table read/insert/update/delete (table_op says which)
   kAuditConfig,   // an audit_log_* setting changed (always recorded)
   kAuditStart,    // the log was opened (plugin start)
-  kAuditStop,     // the log is being closed (plugin stop)
+  kAuditStop,     // the log is being closed (plugin stop); keep it last
+                  // (raw_record.cc checks kinds against it)
 };
 
 // The record's "name" field, as Percona's audit_log names them.

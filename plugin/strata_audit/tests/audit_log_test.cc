@@ -264,6 +264,33 @@ TEST(AuditLog, SyslogHandlerSendsOneMessagePerRecord) {
   }
 }
 
+TEST(AuditLog, RecordsWrappingTheBufferEndAtAnyOffsetAreWrittenWhole) {
+  // Buffers sessions copy records into (not formatted yet) wrap a record,
+  // or even its header, around their end at every offset over these sizes
+  // and lengths; the writer must format each one whole, in id order.
+  for (size_t buffer = 256; buffer < 256 + 48; ++buffer) {
+    TempDir d;
+    Options o;
+    o.path = d.file("audit.log");
+    o.buffer_size = buffer;
+    o.format = buffer % 2 ? Format::kJson : Format::kCsv;
+    {
+      AuditLog log(o);
+      std::string err;
+      ASSERT_EQ(log.start(&err), 0) << err;
+      for (int i = 0; i < 40; ++i)
+        log.append(query(std::string(static_cast<size_t>(i * 7 % 23), 'a' + i % 26)));
+    }
+    const auto ls = lines(read_file(d.file("audit.log")));
+    ASSERT_EQ(ls.size(), 40u) << buffer;
+    for (int i = 0; i < 40; ++i) {
+      EXPECT_EQ(parse_record_id(ls[i]), static_cast<uint64_t>(i + 1)) << buffer;
+      const std::string text(static_cast<size_t>(i * 7 % 23), 'a' + i % 26);
+      EXPECT_NE(ls[i].find("\"" + text + "\""), std::string::npos) << buffer << ": " << ls[i];
+    }
+  }
+}
+
 TEST(AuditLog, AsynchronousWritesWithoutAFlushWithinTheBatchWindow) {
   TempDir d;
   Options o;

@@ -51,6 +51,18 @@ class Modes(unittest.TestCase):
         self.assertNotIn("thread_handling", rpl.REPLICA)
 
 
+class Settings(unittest.TestCase):
+    def test_plain_names_and_values_are_split(self):
+        self.assertEqual(rpl.settings(["replica_parallel_workers=16", "sync_binlog=0"], "--replica-set"),
+                         [("replica_parallel_workers", "16"), ("sync_binlog", "0")])
+
+    def test_anything_else_is_refused_naming_the_flag(self):
+        for bad in ("replica_parallel_workers", "x=1; DROP DATABASE sbtest", "x='a'", "=1"):
+            with self.assertRaises(SystemExit) as e:
+                rpl.settings([bad], "--replica-set")
+            self.assertIn("--replica-set", str(e.exception))
+
+
 class Report(unittest.TestCase):
     def test_ratios_to_async_for_every_mode_given(self):
         args = argparse.Namespace(modes="async,strong,strong-unordered")
