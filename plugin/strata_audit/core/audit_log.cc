@@ -2,6 +2,7 @@
 
 #include <syslog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -32,6 +33,23 @@ uint64_t parse_record_id(std::string_view line) {
   }
   return 0;
 }
+
+namespace {
+
+// Buffers that grow to hold one huge statement are not kept at that size
+// for the life of the thread (or of the log).
+constexpr size_t kKeepBufferBytes = size_t{1} << 20;
+
+void release_if_huge(std::string &s, size_t keep = kKeepBufferBytes) {
+  if (s.capacity() > keep) std::string().swap(s);
+}
+
+struct ReleaseIfHuge {
+  std::string &s;
+  ~ReleaseIfHuge() { release_if_huge(s); }
+};
+
+}  // namespace
 
 AuditLog::AuditLog(Options opts)
     : opts_(std::move(opts)),
@@ -200,6 +218,7 @@ void AuditLog::append(const Record &r) {
     return;
   }
   thread_local std::string raw;
+  const ReleaseIfHuge release_raw{raw};  // after the writer is done with it
   raw.resize(size);
   encode_raw(r, raw.data());
   int64_t time_us = 0;
@@ -342,6 +361,8 @@ bool AuditLog::drain_locked(std::unique_lock<std::mutex> fl) {
   if (b.records == 0) return false;
   format_batch_locked(b);
   write_locked(formatted_, {}, b.records, false);
+  // A full buffer formats to about 2.5 times its size.
+  release_if_huge(formatted_, std::max(kKeepBufferBytes, 4 * ring_.capacity()));
   ring_.consume(b);  // seq_cst stores, then the waiters_ check (Dekker)
   fl.unlock();
   if (waiters_.load() > 0) {
