@@ -27,10 +27,10 @@
 //   while the session is running already. Otherwise it waits for space
 //   (Audit_log_write_waits; on cv_space_, registered in waiters_).
 //   Whoever holds file_mu_ is the ring's one consumer (and formats).
-//   PERFORMANCE drops the record (Audit_log_events_lost). A record longer than the whole buffer is, in
-//   ASYNCHRONOUS, reserved by reference: the session keeps its bytes and
-//   waits until the writer has written them (counted as a wait), in order;
-//   in PERFORMANCE it is dropped.
+//   PERFORMANCE drops the record (Audit_log_events_lost). A record longer
+//   than the whole buffer is, in ASYNCHRONOUS, reserved by reference: the
+//   session keeps its bytes and waits until the writer has written them
+//   (counted as a wait), in order; in PERFORMANCE it is dropped.
 // - SEMISYNCHRONOUS / SYNCHRONOUS: the session formats its record, then
 //   stamps and writes it itself under mu_ then file_mu_; SYNCHRONOUS also
 //   fdatasyncs each record.
@@ -56,9 +56,9 @@
 #include <thread>
 
 #include "format.h"
-#include "raw_record.h"
 #include "fs.h"
 #include "log_file.h"
+#include "raw_record.h"
 #include "record.h"
 #include "record_ring.h"
 

@@ -27,9 +27,9 @@
 // the packed fields and the writer's tail (the head is never more than
 // `slot count` ids and `capacity` bytes ahead of the tail, both below the
 // field widths, so head - tail is the packed difference modulo the field
-// size), ask the caller for the record's length for that id (the id's
-// digits are part of the text, so the length depends on it; the caller also
-// takes the record's time here), check the ring has room for that many
+// size), ask the caller for the record's length for that id (it may
+// depend on the id, e.g. if the id's digits are part of the bytes; AuditLog
+// also takes the record's time here), check the ring has room for that many
 // bytes and one slot, then compare-and-swap head_ from the loaded value to
 // (id + 1, position + length). That one successful CAS gives the record its
 // id and its bytes together: ids and byte ranges are handed out in the same
