@@ -193,7 +193,7 @@ void AuditLog::append_sync(std::string_view head, std::string_view tail) {
   format_stamp(opts_.format, s, &scratch_);
   scratch_.append(tail);
   std::lock_guard<std::mutex> fl(file_mu_);
-  write_locked(scratch_, {}, 1, opts_.strategy == Strategy::kSynchronous);
+  write_locked(scratch_, 1, opts_.strategy == Strategy::kSynchronous);
 }
 
 void AuditLog::append(const Record &r) {
@@ -360,7 +360,7 @@ bool AuditLog::drain_locked(std::unique_lock<std::mutex> fl) {
   const RecordRing::Batch b = ring_.peek();
   if (b.records == 0) return false;
   format_batch_locked(b);
-  write_locked(formatted_, {}, b.records, false);
+  write_locked(formatted_, b.records, false);
   // A full buffer formats to about 2.5 times its size.
   release_if_huge(formatted_, std::max(kKeepBufferBytes, 4 * ring_.capacity()));
   ring_.consume(b);  // seq_cst stores, then the waiters_ check (Dekker)
@@ -406,34 +406,19 @@ void AuditLog::format_batch_locked(const RecordRing::Batch &b) {
   }
 }
 
-void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,
-                            bool sync) {
+void AuditLog::write_locked(std::string_view bytes, uint64_t n, bool sync) {
   if (opts_.handler == Handler::kSyslog) {
     // Records never contain '\n' (all formats escape it), so each line is
-    // one record; a record may wrap from a to b.
-    std::string joined;
-    auto emit = [&](std::string_view part) {
-      size_t start = 0;
-      while (start < part.size()) {
-        const size_t nl = part.find('\n', start);
-        if (nl == std::string_view::npos) {
-          joined.append(part.substr(start));
-          return;
-        }
-        if (joined.empty()) {
-          opts_.syslog_write(part.substr(start, nl - start));
-        } else {
-          joined.append(part.substr(start, nl - start));
-          opts_.syslog_write(joined);
-          joined.clear();
-        }
-        start = nl + 1;
-      }
-    };
-    emit(a);
-    emit(b);
+    // one record.
+    size_t start = 0;
+    while (start < bytes.size()) {
+      size_t nl = bytes.find('\n', start);
+      if (nl == std::string_view::npos) nl = bytes.size();
+      opts_.syslog_write(bytes.substr(start, nl - start));
+      start = nl + 1;
+    }
     stats_.events_written.fetch_add(n, std::memory_order_relaxed);
-    stats_.total_size.fetch_add(a.size() + b.size(), std::memory_order_relaxed);
+    stats_.total_size.fetch_add(bytes.size(), std::memory_order_relaxed);
     return;
   }
   std::string what;
@@ -443,9 +428,8 @@ void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,
     err = file_.open(&torn, &what);
   }
   if (!err) {
-    iovec iov[2] = {{const_cast<char *>(a.data()), a.size()},
-                    {const_cast<char *>(b.data()), b.size()}};
-    err = file_.append(iov, b.empty() ? 1 : 2, sync, &what);
+    iovec iov{const_cast<char *>(bytes.data()), bytes.size()};
+    err = file_.append(&iov, 1, sync, &what);
   }
   if (err) {
     stats_.events_lost.fetch_add(n, std::memory_order_relaxed);
@@ -461,7 +445,7 @@ void AuditLog::write_locked(std::string_view a, std::string_view b, uint64_t n,
     return;
   }
   stats_.events_written.fetch_add(n, std::memory_order_relaxed);
-  stats_.total_size.fetch_add(a.size() + b.size(), std::memory_order_relaxed);
+  stats_.total_size.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (io_error_) {
     io_error_ = false;
     report(false, "audit log writable again after " +

@@ -163,9 +163,8 @@ class AuditLog {
   void writer_main();
   // Formats the batch's encoded records into formatted_; file_mu_ held.
   void format_batch_locked(const RecordRing::Batch &b);
-  // Writes the given spans as n records; file_mu_ must be held.
-  void write_locked(std::string_view a, std::string_view b, uint64_t n,
-                    bool sync);
+  // Writes bytes, n whole records; file_mu_ must be held.
+  void write_locked(std::string_view bytes, uint64_t n, bool sync);
   void report(bool error, const std::string &msg);
 
   Options opts_;
