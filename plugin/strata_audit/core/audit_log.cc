@@ -176,6 +176,7 @@ int64_t AuditLog::stamp_time() {
 }
 
 void AuditLog::wake_writer() {
+  stats_.writer_wakeups.fetch_add(1, std::memory_order_relaxed);
   { std::lock_guard<std::mutex> lk(mu_); }
   cv_data_.notify_one();
 }
@@ -303,28 +304,39 @@ void AuditLog::append(const Record &r) {
 }
 
 void AuditLog::writer_main() {
+  // After a drain the writer sleeps out a batch window even if the ring is
+  // empty: under load the next records arrive within it, and a writer gone
+  // to idle sleep would be woken by the next session instead (a futex wake
+  // on that session's path and a context switch for every batch). Only a
+  // window that ends with nothing reserved sends it to idle sleep, so under
+  // steady load it wakes once per window, on its own timer, and a record
+  // waits at most about one window.
+  bool drained = false;       // since the last sleep
+  bool window_slept = false;  // the last sleep was a whole batch window
   for (;;) {
     // stop_ first: once it is set the ring is closed, so a next_id() read
     // after it is final.
     const bool stopping = stop_.load();
     if (ring_.consumed_id() == ring_.next_id()) {  // nothing reserved
       if (stopping) break;
+      if (drained) {
+        batch_sleep();
+        drained = false;
+        window_slept = true;
+        continue;
+      }
       std::unique_lock<std::mutex> lk(mu_);
       writer_state_.store(kIdleSleep);  // seq_cst, then check (Dekker)
       if (ring_.consumed_id() == ring_.next_id() && !stop_.load())
         cv_data_.wait_for(lk, std::chrono::milliseconds(500));
       writer_state_.store(kBusy);
+      window_slept = false;
       continue;
     }
-    if (!stop_.load() && waiters_.load() == 0 &&
-        ring_.used() < ring_.capacity() / 4) {
-      // Let a batch build up (bounded delay; see append()).
-      std::unique_lock<std::mutex> lk(mu_);
-      writer_state_.store(kBatchSleep);
-      if (!stop_.load() && waiters_.load() == 0)
-        cv_data_.wait_for(lk, kBatchWindow);
-      writer_state_.store(kBusy);
-    }
+    // Let a batch build up (bounded delay; see append()), unless the
+    // records already waited out a window.
+    if (!window_slept) batch_sleep();
+    window_slept = false;
     // Sessions may consume too (drain_if_idle), so the ring is read only
     // under file_mu_; this check of the oldest record's state is atomic.
     const uint64_t id = ring_.consumed_id();
@@ -341,11 +353,23 @@ void AuditLog::writer_main() {
       if (ring_.consumed_id() == id && !ring_.is_published(id))
         cv_data_.wait_for(lk, std::chrono::milliseconds(10));
       writer_state_.store(kBusy);
+      window_slept = true;  // the records have waited already
       continue;
     }
     if (opts_.before_writer_drain) opts_.before_writer_drain();
-    (void)drain_locked(std::unique_lock<std::mutex>(file_mu_));
+    if (drain_locked(std::unique_lock<std::mutex>(file_mu_))) drained = true;
   }
+}
+
+void AuditLog::batch_sleep() {
+  if (stop_.load() || waiters_.load() != 0 ||
+      ring_.used() >= ring_.capacity() / 4)
+    return;
+  std::unique_lock<std::mutex> lk(mu_);
+  writer_state_.store(kBatchSleep);  // seq_cst, then check (Dekker)
+  if (!stop_.load() && waiters_.load() == 0)
+    cv_data_.wait_for(lk, kBatchWindow);
+  writer_state_.store(kBusy);
 }
 
 bool AuditLog::drain_if_idle() {

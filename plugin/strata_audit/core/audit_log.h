@@ -16,11 +16,13 @@
 //   to the first one still being copied), formats them (the id is the
 //   record's place in the ring) and writes the batch with one write under
 //   file_mu_, then frees them. It sleeps up to kBatchWindow to let a batch
-//   build up; a session wakes it (mu_ + cv_data_) only when it sleeps idle
-//   (nothing pending), when the buffer is a quarter full, or when the
-//   writer sleeps waiting for exactly this record (its session was
-//   preempted while copying it); checked with one atomic load of
-//   writer_state_.
+//   build up, and after each drain sleeps out one more window before it
+//   goes idle; a session wakes it (mu_ + cv_data_) only when it sleeps idle
+//   (nothing came for a whole window), when the buffer is a quarter full,
+//   or when the writer sleeps waiting for exactly this record (its session
+//   was preempted while copying it); checked with one atomic load of
+//   writer_state_. Under steady load the writer so wakes once per window,
+//   on its own timer, and sessions make no system call to wake it.
 // - Full buffer: in ASYNCHRONOUS the session first drains the buffer
 //   itself if nobody holds file_mu_ (Audit_log_session_drains): with many
 //   more sessions than CPUs the writer thread can wait long for a CPU,
@@ -111,6 +113,9 @@ struct Stats {
   std::atomic<uint64_t> session_drains{0};  // full buffer written by a session
   std::atomic<uint64_t> write_errors{0};
   std::atomic<uint64_t> rotations_done{0};
+  // Times a session woke the writer thread (each is a futex wake on the
+  // session's path); under steady load the writer wakes on its own timer.
+  std::atomic<uint64_t> writer_wakeups{0};
 };
 
 class AuditLog {
@@ -161,6 +166,10 @@ class AuditLog {
   void append_sync(std::string_view head, std::string_view tail);
   void wake_writer();
   void writer_main();
+  // Sleeps up to kBatchWindow (state kBatchSleep: sessions wake the writer
+  // only for a quarter-full buffer), unless the buffer is that full
+  // already, sessions wait for room, or stop() was called.
+  void batch_sleep();
   // Formats the batch's encoded records into formatted_; file_mu_ held.
   void format_batch_locked(const RecordRing::Batch &b);
   // Writes bytes, n whole records; file_mu_ must be held.
