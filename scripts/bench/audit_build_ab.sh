@@ -8,11 +8,14 @@
 # Window-to-window spread on a shared VM is about +-10%; 20 or more windows
 # per build resolve about a point. See docs/benchmarks/audit-overhead.md.
 #
-#   scripts/bench/audit_build_ab.sh MY_CNF PORT DIR_A DIR_B REPEATS CYCLES [THREADS]
-#   e.g. scripts/bench/audit_build_ab.sh .build/bench/data/.../my.cnf 13307 /tmp/old /tmp/new 1 10
+#   scripts/bench/audit_build_ab.sh MY_CNF DIR_A DIR_B REPEATS CYCLES [THREADS]
+#   e.g. scripts/bench/audit_build_ab.sh .build/bench/data/.../my.cnf /tmp/old /tmp/new 1 10
 # Each DIR holds a strata_audit.so (and any other plugin the my.cnf loads).
+# The port is the my.cnf's (strata-bench rewrites it at each of its runs).
 set -eu
-cnf=$1 port=$2 dir_a=$3 dir_b=$4 repeats=$5 cycles=$6 threads=${7:-16}
+cnf=$1 dir_a=$2 dir_b=$3 repeats=$4 cycles=$5 threads=${6:-16}
+port=$(awk -F= '/^[[:space:]]*port[[:space:]]*=/ {gsub(/[[:space:]]/, "", $2); print $2; exit}' "$cnf")
+[ -n "$port" ] || { echo "no port = line in $cnf" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 mysqld=${MYSQLD:-$here/../../.build/fork/build/bin/mysqld}
 mysqladmin=${MYSQLADMIN:-$here/../../.build/fork/build/bin/mysqladmin}
@@ -28,6 +31,8 @@ run_one() {  # label plugin_dir
     kill -0 "$pid" 2>/dev/null || { echo "mysqld with --plugin-dir=$2 exited while starting" >&2; exit 1; }
     sleep 0.5
   done
+  "$mysqladmin" -uroot -h127.0.0.1 -P"$port" ping >/dev/null 2>&1 ||
+    { echo "mysqld with --plugin-dir=$2 did not answer within 120 s" >&2; kill "$pid"; exit 1; }
   echo "== $1 ($2), mysqld $pid"
   "$here/audit_policy_switch.sh" "$port" "$threads" "$cycles" >"$windows"
   cat "$windows"
