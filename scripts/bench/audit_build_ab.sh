@@ -8,12 +8,12 @@
 # Window-to-window spread on a shared VM is about +-10%; 20 or more windows
 # per build resolve about a point. See docs/benchmarks/audit-overhead.md.
 #
-#   scripts/bench/audit_build_ab.sh MY_CNF DIR_A DIR_B REPEATS CYCLES [THREADS]
+#   scripts/bench/audit_build_ab.sh MY_CNF DIR_A DIR_B REPEATS CYCLES [THREADS [SCRIPT]]
 #   e.g. scripts/bench/audit_build_ab.sh .build/bench/data/.../my.cnf /tmp/old /tmp/new 1 10
 # Each DIR holds a strata_audit.so (and any other plugin the my.cnf loads).
 # The port is the my.cnf's (strata-bench rewrites it at each of its runs).
 set -eu
-cnf=$1 dir_a=$2 dir_b=$3 repeats=$4 cycles=$5 threads=${6:-16}
+cnf=$1 dir_a=$2 dir_b=$3 repeats=$4 cycles=$5 threads=${6:-16} script=${7:-oltp_point_select}
 port=$(awk -F= '/^[[:space:]]*port[[:space:]]*=/ {gsub(/[[:space:]]/, "", $2); print $2; exit}' "$cnf")
 [ -n "$port" ] || { echo "no port = line in $cnf" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,7 +34,7 @@ run_one() {  # label plugin_dir
   "$mysqladmin" -uroot -h127.0.0.1 -P"$port" ping >/dev/null 2>&1 ||
     { echo "mysqld with --plugin-dir=$2 did not answer within 120 s" >&2; kill "$pid"; exit 1; }
   echo "== $1 ($2), mysqld $pid"
-  "$here/audit_policy_switch.sh" "$port" "$threads" "$cycles" >"$windows"
+  "$here/audit_policy_switch.sh" "$port" "$threads" "$cycles" "$script" >"$windows"
   cat "$windows"
   awk -v b="$1" '/ALL\/NONE/ {print b, $NF}' "$windows" >>"$results"
   "$mysqladmin" -uroot -h127.0.0.1 -P"$port" shutdown
