@@ -43,19 +43,17 @@ def sql(port, statement):
                    check=True)
 
 
-def samples(perf_data):
-    """Yields (comm, tid, frames) per sample of `perf script`."""
-    out = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,tid,ip,sym,dso"],
-                         check=True, capture_output=True, text=True).stdout
+def parse_perf_script(text):
+    """Yields (comm, tid, frames) per sample of `perf script -F comm,tid,ip,sym,dso`."""
     comm = tid = None
     frames = []
-    for line in out.splitlines():
+    for line in text.splitlines():
         if not line.strip():
             if comm is not None:
                 yield comm, tid, frames
             comm, frames = None, []
         elif not line[0].isspace():
-            # "COMM TID" (-F comm,tid); a comm may hold spaces, the tid is last.
+            # "COMM TID"; a comm may hold spaces, the tid is last.
             head = line.split()
             comm, tid = " ".join(head[:-1]), int(head[-1].split("/")[-1])
         else:
@@ -68,11 +66,13 @@ def is_audit_frame(frame):
     return "strata_audit.so" in frame or any(s in frame for s in DISPATCH_SYMBOLS)
 
 
-def shares(perf_data):
-    all_samples = list(samples(perf_data))
-    writer_tids = {tid for _, tid, frames in all_samples if any(WRITER_SYMBOL in f for f in frames)}
+def classify(samples):
+    """Counts total, idle (swapper), writer (the writer thread's samples) and
+    session (other samples through audit code)."""
+    samples = list(samples)
+    writer_tids = {tid for _, tid, frames in samples if any(WRITER_SYMBOL in f for f in frames)}
     counts = collections.Counter()
-    for comm, tid, frames in all_samples:
+    for comm, tid, frames in samples:
         counts["total"] += 1
         if comm == "swapper":
             counts["idle"] += 1
@@ -81,6 +81,12 @@ def shares(perf_data):
         elif any(is_audit_frame(f) for f in frames):
             counts["session"] += 1
     return counts
+
+
+def shares(perf_data):
+    out = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,tid,ip,sym,dso"],
+                         check=True, capture_output=True, text=True).stdout
+    return classify(parse_perf_script(out))
 
 
 def run(args, policy, workdir):
