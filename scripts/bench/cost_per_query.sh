@@ -10,7 +10,8 @@
 #
 #   scripts/bench/cost_per_query.sh PORT MYSQLD_PID SCRIPT THREADS WARM SECS [TABLES ROWS]
 #   e.g. scripts/bench/cost_per_query.sh 13307 $(cat mysqld.pid) oltp_point_select 2048 5 15
-#   SB_ARGS="--db-ps-mode=disable" adds sysbench arguments.
+#   SB_ARGS="--db-ps-mode=disable" adds sysbench arguments; SB_PREFIX="taskset -c 1"
+#   runs sysbench under a command that execs it (the PID stays sysbench's).
 set -eu
 port=$1 pid=$2 script=$3 threads=$4 warm=$5 secs=$6 tables=${7:-10} rows=${8:-25000}
 out=$(mktemp)
@@ -20,7 +21,7 @@ while [ "$(ls "/proc/$pid/task" | wc -l)" -gt $((threads / 4 + 300)) ]; do sleep
 extra=""
 [ "$script" = oltp_point_select ] && extra="--skip_trx=on"
 # shellcheck disable=SC2086
-sysbench "$script" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root \
+${SB_PREFIX:-} sysbench "$script" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root \
   --mysql-db=sbtest --tables="$tables" --table-size="$rows" --threads="$threads" \
   --time=$((warm + secs + 2)) --report-interval=1 $extra ${SB_ARGS:-} run >"$out" 2>&1 &
 sb=$!
