@@ -381,7 +381,7 @@ Pool_connection *listen(Pool_worker *w) {
     g->listener_parked = true;
     pool_stats.listener_parks++;
     w->woken = false;
-    while (!w->woken && !shutting_down && g->stalled == false &&
+    while (!w->woken && !shutting_down && !g->stalled &&
            g->active_count >= 1 + pool_oversubscribe)
       mysql_cond_wait(&w->cond, &g->mutex);
     g->listener_parked = false;
