@@ -399,9 +399,22 @@ Pool_connection *listen(Pool_worker *w) {
 Pool_connection *next_connection(Pool_worker *w) {
   Pool_group *g = w->group;
   Pool_connection *conn = nullptr;
+  bool took_new_events = false;
   mysql_mutex_lock(&g->mutex);
   for (;;) {
     if (shutting_down) break;
+    /* A parked listener leaves new requests in the epoll set: queue them
+       before choosing, so that the next statement of an open transaction
+       (high priority) goes ahead of older work, as when the listener
+       queued everything on arrival. */
+    if (g->listener_parked && !took_new_events && !too_many_active(g)) {
+      took_new_events = true;
+      epoll_event events[kMaxEventsPerWait];
+      mysql_mutex_unlock(&g->mutex);
+      const int n = epoll_wait(g->epoll_fd, events, kMaxEventsPerWait, 0);
+      mysql_mutex_lock(&g->mutex);
+      if (n > 0) enqueue_events(g, events, n);
+    }
     if (!too_many_active(g)) {
       conn = dequeue(g);
       if (conn != nullptr) break;
