@@ -26,6 +26,7 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,7 +133,7 @@ def main():
     for policy in args.policy or ["ALL", "NONE"]:
         run(args, policy, workdir)
     if not args.keep:
-        subprocess.run(["rm", "-rf", workdir])
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
