@@ -79,6 +79,9 @@ struct Pool_group {
   std::deque<Pool_connection *> low_queue;
   std::vector<Pool_worker *> idle_workers;  // LIFO: warmest first
   Pool_worker *listener = nullptr;
+  /* The listener stopped listening because the group runs all it may
+     (listen() in pool_scheduler.cc); woken through its cond. */
+  bool listener_parked = false;
 
   uint thread_count = 0;
   uint active_count = 0;  // workers running, neither idle, listening nor waiting
@@ -120,6 +123,7 @@ struct Pool_stats {
   std::atomic<ulonglong> wait_timeouts{0};
   std::atomic<ulonglong> parked{0};   // connections parked now
   std::atomic<ulonglong> parks{0};    // statement statuses deferred, in all
+  std::atomic<ulonglong> listener_parks{0};  // a full group's listener stopped listening
 
 };
 extern Pool_stats pool_stats;
@@ -141,6 +145,9 @@ void pool_post_kill_notification(THD *thd);
    threads is throttled once a group has a few; with commands queued, or
    from the timer (paced by itself), it is not. */
 void pool_wake_or_create_worker(Pool_group *group, bool from_timer = false);
+/* A listener parked while its group was full listens again. Needs
+   group->mutex. */
+void pool_unpark_listener(Pool_group *group);
 std::vector<Pool_group> &pool_groups();
 bool pool_shutting_down();
 uint pool_queued_connections();

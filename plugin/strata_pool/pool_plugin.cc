@@ -139,6 +139,7 @@ POOL_COUNTER(show_high_prio, pool_stats.high_prio_dequeues.load())
 POOL_COUNTER(show_low_prio, pool_stats.low_prio_dequeues.load())
 POOL_COUNTER(show_direct, pool_stats.direct_continues.load())
 POOL_COUNTER(show_sticky, pool_stats.sticky_commands.load())
+POOL_COUNTER(show_listener_parks, pool_stats.listener_parks.load())
 POOL_COUNTER(show_wait_timeouts, pool_stats.wait_timeouts.load())
 POOL_COUNTER(show_parked, pool_stats.parked.load())
 POOL_COUNTER(show_parks, pool_stats.parks.load())
@@ -166,6 +167,7 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_low_prio_dequeues", show_low_prio),
     POOL_STATUS("Threadpool_direct_continues", show_direct),
     POOL_STATUS("Threadpool_sticky_commands", show_sticky),
+    POOL_STATUS("Threadpool_listener_parks", show_listener_parks),
     POOL_STATUS("Threadpool_wait_timeouts", show_wait_timeouts),
     POOL_STATUS("Threadpool_parked_connections", show_parked),
     POOL_STATUS("Threadpool_parks", show_parks),

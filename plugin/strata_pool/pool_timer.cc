@@ -35,9 +35,15 @@ constexpr ulonglong kListenerCheckUs = 20000;
 
 void check_listener(Pool_group *g) {
   mysql_mutex_lock(&g->mutex);
-  if (g->listener == nullptr && g->io_events_since_check == 0 &&
-      g->connection_count > 0)
-    pool_wake_or_create_worker(g, true);
+  if (g->io_events_since_check == 0 && g->connection_count > 0) {
+    /* Nobody took an event for a while: if the listener parked because
+       the group was full, its running workers are in long commands; let
+       it queue what arrived, so that the stall check sees it. */
+    if (g->listener == nullptr)
+      pool_wake_or_create_worker(g, true);
+    else if (g->listener_parked)
+      pool_unpark_listener(g);
+  }
   g->io_events_since_check = 0;
   mysql_mutex_unlock(&g->mutex);
 }
