@@ -21,7 +21,6 @@ error of its per-cycle ratio to the first server.
 """
 
 import argparse
-import os
 import re
 import resource
 import shlex
