@@ -30,6 +30,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.sysbench import Connection, base_args, fatal_summary, parse_interval  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 BIN = HERE.parent.parent / ".build" / "fork" / "build" / "bin"
 
@@ -48,8 +51,7 @@ def ping(port: int) -> bool:
 
 
 def sysbench_args(script: str, port: int, threads: int, seconds: int, tables: int, rows: int) -> list[str]:
-    args = ["sysbench", script, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-            "--mysql-user=root", "--mysql-db=sbtest", f"--tables={tables}", f"--table-size={rows}",
+    args = ["sysbench", *base_args(script, Connection("127.0.0.1", port), tables, rows),
             f"--threads={threads}", f"--time={seconds}", "--report-interval=1"]
     if script == "oltp_point_select":
         args.append("--skip_trx=on")
@@ -59,7 +61,7 @@ def sysbench_args(script: str, port: int, threads: int, seconds: int, tables: in
 def window_qps(output: str, warm: int, secs: int) -> float:
     """QPS over report seconds warm+1 .. warm+secs (sysbench's clock starts
     once every thread has connected)."""
-    per_second = [float(m.group(1)) for m in re.finditer(r"^\[ \d+s \].*? qps: ([\d.]+)", output, re.M)]
+    per_second = [iv.qps for iv in map(parse_interval, output.splitlines()) if iv is not None]
     window = per_second[warm:warm + secs]
     if len(window) < secs:
         raise RuntimeError(f"sysbench printed {len(per_second)} report lines, wanted {warm + secs}")
@@ -138,7 +140,7 @@ def main() -> None:
                                      + shlex.split(opts.sysbench_args) + ["run"],
                                      capture_output=True, text=True)
                 if run.returncode != 0:
-                    sys.exit(f"{label}: sysbench failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+                    sys.exit(f"{label}: sysbench failed: {fatal_summary(run.stdout + run.stderr) or run.stderr[-2000:]}")
                 try:
                     cycle[label] = window_qps(run.stdout, opts.warm, opts.secs)
                 except RuntimeError as e:
