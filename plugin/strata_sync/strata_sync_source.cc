@@ -96,6 +96,7 @@
 #include "mysql/psi/mysql_stage.h"
 #include "mysqld_error.h"
 #include "plugin/strata_sync/strata_sync_histogram.h"
+#include "plugin/strata_sync/strata_sync_next_point.h"
 #include "plugin/strata_sync/strata_sync_position.h"
 #include "plugin/strata_sync/strata_sync_protocol.h"
 #include "plugin/strata_sync/strata_sync_realtime.h"
@@ -233,6 +234,12 @@ struct Replica {
   int wake_fd = -1;
   bool wake_armed = false;
   my_off_t armed_end = 0;
+  /* Dump-thread path: the ack reader thread watches the socket for input
+     while this is false and sets it when input arrives (then stops
+     watching); the dump thread clears it once it has read. So the dump
+     thread looks at its socket when something arrived, not with a poll()
+     before every event it sends. */
+  std::atomic<bool> input_seen{false};
 };
 constexpr std::size_t kMaxSentTimes = 4096;
 
@@ -240,9 +247,13 @@ constexpr std::size_t kMaxSentTimes = 4096;
    A binlog dump runs on one OS thread from start to stop. */
 thread_local std::uint64_t tl_replica_id = 0;
 thread_local bool tl_reader = false;  // the ack reader thread reads its acks
+thread_local std::atomic<bool> *tl_input_seen = nullptr;  // Replica's
 thread_local bool tl_last_flagged = false;
 thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
 thread_local my_off_t tl_flagged_pos = 0;
+/* The first ack point after what this dump thread sent: the events before
+   it are not flagged, known without m_mutex (strata_sync_next_point.h). */
+thread_local NextAckPoint tl_next_point;
 /* The dump thread's (or our own thread's) scheduling. */
 thread_local RealtimeFollower tl_realtime;
 
@@ -329,6 +340,7 @@ class Source {
   bool ack_may_wait(const char *file, my_off_t pos);
   /** Returns true if it read from the connection. */
   bool drain_acks(NET *net);
+  void input_consumed();
 
  private:
   bool read_one_ack(NET *net, Pos *got);
@@ -348,6 +360,9 @@ class Source {
   bool m_block_logged = false;
   std::uint64_t m_next_id = 0;
   std::atomic<bool> m_have_points{false};
+  /* Bumped when positions start over (RESET BINARY LOGS): dump threads
+     forget the ack point they found (tl_next_point). */
+  std::atomic<std::uint64_t> m_points_generation{1};
 
   std::thread m_receiver;
   std::thread m_binlog_watcher;
@@ -824,9 +839,10 @@ void Source::recompute_quorum() {
 /* The ack reader thread. Plain-TCP replicas (Replica::reader): polls their
    sockets for input and reads every ack as it arrives (read_socket_locked),
    so an ack never waits for the dump thread, and a batch of acks read in
-   one round moves the quorum once. TLS replicas: polls for hang-up only
-   (POLLRDHUP, never POLLIN, no byte consumed: the dump thread owns the SSL
-   session and reads their acks), so a stopped replica shows at once. */
+   one round moves the quorum once. TLS replicas: the dump thread owns the
+   SSL session and reads their acks; here no byte is consumed. Polled for
+   hang-up, so a stopped replica shows at once, and for input until some
+   arrives, which it tells the dump thread (Replica::input_seen). */
 void Source::receiver_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
@@ -841,10 +857,12 @@ void Source::receiver_loop() {
       std::lock_guard<std::mutex> lk(m_mutex);
       for (const auto &r : replicas)
         if (r.second.connected) {
-          fds.push_back({r.second.fd,
-                         static_cast<short>(r.second.reader ? POLLIN | POLLRDHUP
-                                                            : POLLRDHUP),
-                         0});
+          const bool watch_input =
+              r.second.reader || !r.second.input_seen.load();
+          fds.push_back(
+              {r.second.fd,
+               static_cast<short>(watch_input ? POLLIN | POLLRDHUP : POLLRDHUP),
+               0});
           ids.push_back(r.first);
         }
     }
@@ -886,8 +904,10 @@ void Source::receiver_loop() {
         acked |= r.acks != before;
         continue;
       }
-      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+        if (fds[i].revents & POLLIN) r.input_seen.store(true);
         continue;
+      }
       r.connected = false;
       LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                       "strata_sync: replica server_id %u closed its "
@@ -1107,7 +1127,12 @@ void Source::read_ack(NET *net, const char *file, my_off_t pos) {
     // Readable, or waited longer than the read timeout (the blocking read
     // then fails and the replica no longer counts), or no eventfd.
     (void)readable;
-    if (!read_one_ack(net, &got) || want <= got) return;
+    if (!read_one_ack(net, &got)) return;
+    if (want <= got) {
+      if (!vio->has_data(vio) && vio_io_wait(vio, VIO_IO_EVENT_READ, 0) <= 0)
+        input_consumed();
+      return;
+    }
   }
 }
 
@@ -1135,23 +1160,40 @@ bool Source::ack_may_wait(const char *file, my_off_t pos) {
    GTID auto-position, covers commits the replica already had but never
    acknowledged: it stopped between the relay-log write and the ack), and
    acks that must not pile up in the socket of an idle replica.
-   While a commit waits, it looks before every packet (one poll() each) and
-   flushes what is buffered before it reads (a read reuses the NET buffer),
-   so an ack waits for the dump thread's next packet at most, not for the
-   next group's flush. Otherwise only when nothing is buffered. */
+   While a commit waits, it looks before every packet and flushes what is
+   buffered before it reads (a read reuses the NET buffer), so an ack waits
+   for the dump thread's next packet at most, not for the next group's
+   flush. Otherwise only when nothing is buffered. It looks at the socket
+   only once the ack reader thread saw input there (Replica::input_seen):
+   a poll() per packet cost more than the rest of our work per event. */
 bool Source::drain_acks(NET *net) {
   if (net->vio == nullptr) return false;
   const bool buffered = net->write_pos != net->buff;
   if (buffered && waiting.load(std::memory_order_relaxed) == 0) return false;
   Vio *vio = net->vio;
-  if (!vio->has_data(vio) && vio_io_wait(vio, VIO_IO_EVENT_READ, 0) <= 0)
-    return false;
+  if (!vio->has_data(vio)) {
+    if (tl_input_seen != nullptr &&
+        !tl_input_seen->load(std::memory_order_acquire))
+      return false;
+    if (vio_io_wait(vio, VIO_IO_EVENT_READ, 0) <= 0) {
+      input_consumed();  // read by read_ack() meanwhile
+      return false;
+    }
+  }
   if (buffered && net_flush(net)) return false;  // the dump ends on net errors
   Pos got;
   do {
     if (!read_one_ack(net, &got)) break;
   } while (vio->has_data(vio) || vio_io_wait(vio, VIO_IO_EVENT_READ, 0) > 0);
+  input_consumed();
   return true;
+}
+
+/* Dump thread, its socket read empty: the ack reader thread may watch it
+   for input again (it stopped when it last saw some). */
+void Source::input_consumed() {
+  if (tl_input_seen != nullptr && tl_input_seen->exchange(false))
+    wake_receiver();
 }
 
 /* ---- dump threads ------------------------------------------------------ */
@@ -1194,6 +1236,7 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
     else
       r.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: plain reads
     tl_reader = r.reader;
+    tl_input_seen = r.reader ? nullptr : &r.input_seen;
     // A replica asking from (file, pos) has everything before it. With GTID
     // auto-position there is no file; its first heartbeat ack says the same.
     if (file != nullptr && *file != '\0' && pos > 4) {
@@ -1228,6 +1271,7 @@ void Source::transmit_stop() {
   }
   tl_replica_id = 0;
   tl_reader = false;
+  tl_input_seen = nullptr;
   // The thread goes back to the server (a pool worker serves others next).
   follow_realtime_setting(tl_realtime, false, "dump thread");
   wake_receiver();
@@ -1239,8 +1283,11 @@ void Source::transmit_stop() {
 bool Source::before_send_event(const char *file, my_off_t pos) {
   if (!m_have_points) return false;
   Pos p{basename_of(file), pos};
+  const std::uint64_t generation =
+      m_points_generation.load(std::memory_order_acquire);
+  if (tl_next_point.before(p, generation)) return false;
   std::lock_guard<std::mutex> lk(m_mutex);
-  if (m_ack_points.count(p) == 0) return false;
+  if (!tl_next_point.lookup(m_ack_points, p, generation)) return false;
   auto it = replicas.find(tl_replica_id);
   if (it != replicas.end()) {
     auto &sent = it->second.sent;
@@ -1253,6 +1300,7 @@ bool Source::before_send_event(const char *file, my_off_t pos) {
 void Source::reset() {
   std::lock_guard<std::mutex> lk(m_mutex);
   m_ack_points.clear();
+  m_points_generation.fetch_add(1, std::memory_order_release);
   m_have_points = false;
   quorum_valid = false;
   m_released_valid = m_failed_valid = false;
