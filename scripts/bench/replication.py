@@ -41,13 +41,18 @@ thread pool (strata_pool.so, thread_handling = pool-of-threads), as
 `scripts/strata-cluster up` does; the replica keeps one thread per connection.
 
 A mode switch restarts the replica's receiver so it connects with that mode's
-handshake and waits until the source sees it. Before every point the replica
-applies everything it has (so no backlog of one point is charged to the next).
-Every (workload, threads) point runs each mode once per round; rounds
+handshake and waits until the source sees it. Before every measurement the
+replica applies everything it has (so no backlog of one is charged to the
+next). Every (workload, threads) point runs each mode once per round; rounds
 alternate the mode order (async, semisync, strong, then reversed), so a
-drift of the shared machine does not favour one mode. The report has every
-measurement, the mean per mode and the ratio to async, the load average
-before each point, and the strong-sync waits per transaction.
+drift of the shared machine does not favour one mode. --catch-up-every N
+(with --replica-applier paused) lets the replica apply only before every
+N-th round: the windows of a round then run back to back, a few seconds
+apart instead of a minute, which matters on a VM whose speed drifts 10-20%
+over minutes (short --time, many rounds). The report has every measurement,
+the mean per mode and the ratio to async, the ratios per round with their
+median, the load average before each measurement, and the strong-sync waits
+per transaction.
 
 Ctrl-C stops the servers it started. Needs sysbench and the fork built
 (scripts/build-server fork).
@@ -57,6 +62,7 @@ import fcntl
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -284,20 +290,26 @@ def delta(after: dict, before: dict) -> dict:
     return d
 
 
-def measure(src, rep, mode, workload, threads, args) -> dict:
+def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply_after=True) -> dict:
+    """With --replica-applier paused, catch_up_before=False measures right after the previous
+    window (whose transactions the replica has not applied), and apply_after=False leaves the
+    applier stopped for such a next window."""
     set_mode(src, rep, mode, order_per_mode=any(m.endswith(UNORDERED) for m in args.modes.split(",")))
-    catch_up(src, rep)
     paused = getattr(args, "replica_applier", "running") == "paused"
-    if paused:
-        rep.sql("STOP REPLICA SQL_THREAD")
+    if catch_up_before or not paused:
+        catch_up(src, rep)
+        if paused:
+            rep.sql("STOP REPLICA SQL_THREAD")
     load = os.getloadavg()[0]
     before = counters(src, rep)
     t0 = time.monotonic()
+    failed = True
     try:
         res = parse(sysbench(workload, src.port, args, threads, "run"))
         after = counters(src, rep)
+        failed = False
     finally:
-        if paused:  # it applies the point's transactions before the next one
+        if paused and (apply_after or failed):  # it applies them before the next catch-up
             rep.sql("START REPLICA SQL_THREAD")
     res.update(mode=mode, workload=workload, threads=threads, load1=load,
                seconds=round(time.monotonic() - t0, 1), delta=delta(after, before))
@@ -330,6 +342,34 @@ def measure(src, rep, mode, workload, threads, args) -> dict:
     return res
 
 
+def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
+    """Per point and mode, the ratio to async of each round (a round runs every mode once), in
+    the order run, and their median: one slow minute of the machine moves one ratio, not the mean."""
+    if "async" not in modes or len(modes) < 2:
+        return []
+    out = ["", "Per round, ratio to async (in the order run; median last):", ""]
+    points = []
+    for r in results:
+        if (r["workload"], r["threads"]) not in points:
+            points.append((r["workload"], r["threads"]))
+    for w, t in points:
+        runs = [r for r in results if r["workload"] == w and r["threads"] == t]
+        rounds = [runs[i:i + len(modes)] for i in range(0, len(runs), len(modes))]
+        for m in modes:
+            if m == "async":
+                continue
+            ratios = []
+            for rnd in rounds:
+                a = [r["tps"] for r in rnd if r["mode"] == "async" and r["tps"]]
+                x = [r["tps"] for r in rnd if r["mode"] == m and r["tps"] is not None]
+                if a and x:
+                    ratios.append(x[0] / a[0])
+            if ratios:
+                out.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in ratios)
+                           + f" (median {statistics.median(ratios):.3f})")
+    return out
+
+
 def report(results: list[dict], args, command: str, started: str, load_start) -> str:
     modes = [m for m in args.modes.split(",")]
     lines = [f"Command: `{command}`", "",
@@ -339,7 +379,13 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
                 else "; one thread per connection on both.")
              + (" The replica's applier was stopped while each point was measured (it caught up between"
                 " points; receiver and acknowledgements ran as usual)."
-                if getattr(args, "replica_applier", "running") == "paused" else ""), "",
+                if getattr(args, "replica_applier", "running") == "paused"
+                and getattr(args, "catch_up_every", 1) == 1 else "")
+             + (f" The replica's applier was stopped while measuring and caught up before every"
+                f" {args.catch_up_every}. round only (the windows between ran back to back; receiver and"
+                " acknowledgements ran as usual)."
+                if getattr(args, "replica_applier", "running") == "paused"
+                and getattr(args, "catch_up_every", 1) != 1 else ""), "",
              "| workload | threads | " + " | ".join(f"{m} tps" for m in modes) + " | "
              + " | ".join(f"{m}/async" for m in modes if m != "async") + " | "
              + " | ".join(f"{m} p95 ms" for m in modes) + " |",
@@ -360,6 +406,7 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
         lines.append(f"| {w} | {t} | " + " | ".join(f"{mean[m]:.0f}" for m in modes) + " | "
                      + " | ".join(ratio(m) for m in modes if m != "async") + " | "
                      + " | ".join(f"{p95[m]:.1f}" for m in modes) + " |")
+    lines += round_ratios(results, modes)
     lines += ["", "Server-side numbers (means over rounds): commit waits (strong: from the wait histogram; "
               "semisync: average only), ack round trip (flagged event sent to ack read) and the replica's "
               "share of it (flagged event read to ack sent), mysqld CPU per transaction:", "",
@@ -387,6 +434,16 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
     return "\n".join(lines) + "\n"
 
 
+def catch_up_points(windows: int, per_round: int, every: int) -> set[int]:
+    """Indexes of the windows of one point the replica catches up before: the first of every
+    `every`-th round (every 1: each window, the default; 0: the point's first only)."""
+    if every == 1:
+        return set(range(windows))
+    if every <= 0:
+        return {0}
+    return set(range(0, windows, every * per_round))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--time", type=int, default=30, help="seconds per measurement (default 30)")
@@ -405,6 +462,10 @@ def main() -> int:
     ap.add_argument("--replica-set", action="append", default=[], metavar="VAR=VALUE",
                     help="SET GLOBAL on the replica (its replication threads stopped meanwhile), e.g. "
                          "replica_parallel_workers=16 (repeatable)")
+    ap.add_argument("--catch-up-every", type=int, default=1, metavar="N",
+                    help="with --replica-applier paused: the replica applies its backlog before every "
+                         "N-th round only (1: before every measurement, the default; 0: once per point), so "
+                         "the windows between run back to back")
     ap.add_argument("--replica-applier", choices=("running", "paused"), default="running",
                     help="paused: the replica's applier is stopped while a point is measured and catches "
                          "up between points. Strong sync and semisync need only its receiver; on one "
@@ -426,6 +487,8 @@ def main() -> int:
     if any(s.startswith("strata_sync_source_wait_point") for s in args.source_set):
         ap.error("--source-set strata_sync_source_wait_point: use the -aftercommit modes "
                  "(strong modes set the wait point themselves)")
+    if args.catch_up_every != 1 and args.replica_applier != "paused":
+        ap.error("--catch-up-every needs --replica-applier paused (a running applier applies as it goes)")
     if args.port < 15000:
         ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
 
@@ -459,14 +522,17 @@ def main() -> int:
             marker.write_text("ok\n")
         for workload in args.workloads.split(","):
             for threads in (int(t) for t in args.threads.split(",")):
-                for rnd in range(args.rounds):
-                    modes = tuple(args.modes.split(","))
-                    order = modes if rnd % 2 == 0 else tuple(reversed(modes))
-                    for mode in order:
-                        results.append(measure(src, rep, mode, workload, threads, args))
-                        if args.results:
-                            with open(args.results, "a") as f:
-                                f.write(json.dumps(results[-1]) + "\n")
+                modes = tuple(args.modes.split(","))
+                windows = [mode for rnd in range(args.rounds)
+                           for mode in (modes if rnd % 2 == 0 else tuple(reversed(modes)))]
+                catches = catch_up_points(len(windows), len(modes), args.catch_up_every)
+                for i, mode in enumerate(windows):
+                    results.append(measure(src, rep, mode, workload, threads, args,
+                                           catch_up_before=i in catches,
+                                           apply_after=i + 1 in catches or i + 1 == len(windows)))
+                    if args.results:
+                        with open(args.results, "a") as f:
+                            f.write(json.dumps(results[-1]) + "\n")
         set_mode(src, rep, "async")
     finally:
         for inst in (rep, src):

@@ -81,6 +81,27 @@ class Report(unittest.TestCase):
         self.assertEqual(separator.count("---"), len(header.strip("|").split("|")))
 
 
+class RoundRatios(unittest.TestCase):
+    def test_each_round_against_its_own_async_with_the_median(self):
+        results = [result("async", 1000), result("strong", 900),   # round 1
+                   result("strong", 1100), result("async", 1000),  # round 2, reversed
+                   result("async", 800), result("strong", 760)]    # round 3
+        lines = rpl.round_ratios(results, ["async", "strong"])
+        self.assertIn("- oltp_write_only 64 strong/async: 0.90, 1.10, 0.95 (median 0.950)", lines)
+
+    def test_nothing_without_async(self):
+        self.assertEqual(rpl.round_ratios([result("strong", 900)], ["strong"]), [])
+
+
+class CatchUpPoints(unittest.TestCase):
+    def test_every_window_by_default(self):
+        self.assertEqual(rpl.catch_up_points(6, 3, 1), {0, 1, 2, 3, 4, 5})
+
+    def test_first_window_of_every_nth_round(self):
+        self.assertEqual(rpl.catch_up_points(12, 2, 2), {0, 4, 8})
+        self.assertEqual(rpl.catch_up_points(12, 2, 0), {0})
+
+
 class PausedApplier(unittest.TestCase):
     """--replica-applier paused: the applier stops for the measured run only, also when it fails."""
 
@@ -93,7 +114,7 @@ class PausedApplier(unittest.TestCase):
             self.statements.append(text)
             return ""
 
-    def run_measure(self, applier, sysbench_fails=False):
+    def run_measure(self, applier, sysbench_fails=False, **window):
         src, rep = self.FakeInstance(), self.FakeInstance()
         args = argparse.Namespace(modes="async", time=1, replica_applier=applier)
         calls = []
@@ -109,9 +130,9 @@ class PausedApplier(unittest.TestCase):
                                  delta=lambda after, before: {"source_cpu_s": 0, "replica_cpu_s": 0}):
             if sysbench_fails:
                 with self.assertRaises(RuntimeError):
-                    rpl.measure(src, rep, "async", "oltp_write_only", 4, args)
+                    rpl.measure(src, rep, "async", "oltp_write_only", 4, args, **window)
             else:
-                rpl.measure(src, rep, "async", "oltp_write_only", 4, args)
+                rpl.measure(src, rep, "async", "oltp_write_only", 4, args, **window)
         return calls[0], rep.statements
 
     def test_paused_stops_the_applier_during_the_run_and_restarts_it(self):
@@ -122,6 +143,19 @@ class PausedApplier(unittest.TestCase):
     def test_paused_restarts_the_applier_when_sysbench_fails(self):
         _, after = self.run_measure("paused", sysbench_fails=True)
         self.assertEqual(after[-1], "START REPLICA SQL_THREAD")
+
+    def test_back_to_back_windows_keep_the_applier_stopped(self):
+        # The window after one that was not caught up: nothing to stop, nothing restarted.
+        during, after = self.run_measure("paused", catch_up_before=False, apply_after=False)
+        self.assertEqual(during, [])
+        self.assertEqual(after, [])
+        # The first of such a run stops it and leaves it stopped.
+        during, after = self.run_measure("paused", apply_after=False)
+        self.assertEqual(after, ["STOP REPLICA SQL_THREAD"])
+
+    def test_back_to_back_window_restarts_the_applier_when_sysbench_fails(self):
+        _, after = self.run_measure("paused", sysbench_fails=True, catch_up_before=False, apply_after=False)
+        self.assertEqual(after, ["START REPLICA SQL_THREAD"])
 
     def test_running_leaves_the_applier_alone(self):
         during, after = self.run_measure("running")
