@@ -342,16 +342,18 @@ def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply
     return res
 
 
+def points_of(results: list[dict]) -> list[tuple]:
+    """The (workload, threads) points of the results, in the order first run."""
+    return list(dict.fromkeys((r["workload"], r["threads"]) for r in results))
+
+
 def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
     """Per point and mode, the ratio to async of each round (a round runs every mode once), in
     the order run, and their median: one slow minute of the machine moves one ratio, not the mean."""
     if "async" not in modes or len(modes) < 2:
         return []
     out = ["", "Per round, ratio to async (in the order run; median last):", ""]
-    points = []
-    for r in results:
-        if (r["workload"], r["threads"]) not in points:
-            points.append((r["workload"], r["threads"]))
+    points = points_of(results)
     for w, t in points:
         runs = [r for r in results if r["workload"] == w and r["threads"] == t]
         rounds = [runs[i:i + len(modes)] for i in range(0, len(runs), len(modes))]
@@ -381,19 +383,17 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
                 " points; receiver and acknowledgements ran as usual)."
                 if getattr(args, "replica_applier", "running") == "paused"
                 and getattr(args, "catch_up_every", 1) == 1 else "")
-             + (f" The replica's applier was stopped while measuring and caught up before every"
-                f" {args.catch_up_every}. round only (the windows between ran back to back; receiver and"
-                " acknowledgements ran as usual)."
+             + (" The replica's applier was stopped while measuring and caught up "
+                + (f"every {args.catch_up_every} rounds only" if getattr(args, "catch_up_every", 1) > 1
+                   else "once per point only")
+                + " (the windows between ran back to back; receiver and acknowledgements ran as usual)."
                 if getattr(args, "replica_applier", "running") == "paused"
                 and getattr(args, "catch_up_every", 1) != 1 else ""), "",
              "| workload | threads | " + " | ".join(f"{m} tps" for m in modes) + " | "
              + " | ".join(f"{m}/async" for m in modes if m != "async") + " | "
              + " | ".join(f"{m} p95 ms" for m in modes) + " |",
              "|" + " --- |" * (2 + 3 * len(modes) - ("async" in modes))]
-    points = []
-    for r in results:
-        if (r["workload"], r["threads"]) not in points:
-            points.append((r["workload"], r["threads"]))
+    points = points_of(results)
     for w, t in points:
         by = {m: [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
               for m in modes}
