@@ -41,6 +41,10 @@ strata_sync_replica_realtime_receiver OFF); the other strong modes run it
 with SCHED_RR, the default. --source-pool runs the source on the fork's
 thread pool (strata_pool.so, thread_handling = pool-of-threads), as
 `scripts/strata-cluster up` does; the replica keeps one thread per connection.
+Any mode may end in @VAR=VALUE (repeatable): the source runs that mode's
+windows with these global variables and the other modes with the value it
+had after --source-set, so that a setting is compared within one run
+(e.g. --modes async,strong,strong@strata_sync_source_pool_wait_delay_us=500).
 
 A mode switch restarts the replica's receiver so it connects with that mode's
 handshake and waits until the source sees it. Before every measurement the
@@ -82,6 +86,13 @@ AFTER_COMMIT = "-aftercommit"  # suffix (strong only): strata_sync_source_wait_p
 NORMAL_PRIORITY = "-normalprio"
 
 
+def split_mode(mode: str) -> tuple[str, list[tuple[str, str]]]:
+    """'strong@var=1@other=OFF' -> ('strong', [('var', '1'), ('other', 'OFF')]): the mode and the
+    source variables it runs with (the other modes run with the value the source started with)."""
+    name, *given = mode.split("@")
+    return name, settings(given, f"mode {mode}")
+
+
 def strip_suffix(mode: str, suffix: str) -> tuple[str, bool]:
     return (mode[: -len(suffix)], True) if mode.endswith(suffix) else (mode, False)
 
@@ -89,7 +100,8 @@ def strip_suffix(mode: str, suffix: str) -> tuple[str, bool]:
 def mode_parts(mode: str) -> tuple[str, bool, bool]:
     """'strong-aftercommit-unordered' -> ('strong', unordered=True, after_commit=True).
 
-    Suffixes go in the order base[-normalprio][-aftercommit][-unordered]."""
+    Suffixes go in the order base[-normalprio][-aftercommit][-unordered][@VAR=VALUE...]."""
+    mode = split_mode(mode)[0]
     mode, unordered = strip_suffix(mode, UNORDERED)
     mode, after_commit = strip_suffix(mode, AFTER_COMMIT)
     mode, _ = strip_suffix(mode, NORMAL_PRIORITY)
@@ -98,6 +110,7 @@ def mode_parts(mode: str) -> tuple[str, bool, bool]:
 
 def normal_priority(mode: str) -> bool:
     """True for a strong mode whose ack path runs at normal priority (-normalprio)."""
+    mode = split_mode(mode)[0]
     mode, _ = strip_suffix(mode, UNORDERED)
     mode, _ = strip_suffix(mode, AFTER_COMMIT)
     return mode.endswith(NORMAL_PRIORITY)
@@ -184,13 +197,19 @@ def wait_for(what: str, check, timeout: float = 120) -> None:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode: bool = False) -> None:
-    """order_per_mode: -unordered modes are in the run, so every mode sets binlog_order_commits."""
+def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode: bool = False,
+             per_mode_defaults: dict | None = None) -> None:
+    """order_per_mode: -unordered modes are in the run, so every mode sets binlog_order_commits.
+    per_mode_defaults: the source's values of the variables some mode of the run sets with @VAR=VALUE;
+    a mode that does not set one runs with this value."""
     name = mode
     mode, unordered, after_commit = mode_parts(mode)
     if order_per_mode:
         src.sql("SET GLOBAL binlog_order_commits = %s" % ("OFF" if unordered else "ON"))
     src.sql("SET GLOBAL rpl_semi_sync_source_enabled = OFF; SET GLOBAL strata_sync_source_enabled = OFF")
+    own = dict(split_mode(name)[1])
+    for var, default in (per_mode_defaults or {}).items():
+        src.sql(f"SET GLOBAL {var} = {own.get(var, default)}")
     realtime = "OFF" if normal_priority(name) else "ON"
     rep.sql("STOP REPLICA IO_THREAD")
     rep.sql("SET GLOBAL rpl_semi_sync_replica_enabled = %s; SET GLOBAL strata_sync_replica_enabled = %s; "
@@ -303,7 +322,8 @@ def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply
     """With --replica-applier paused, catch_up_before=False measures right after the previous
     window (whose transactions the replica has not applied), and apply_after=False leaves the
     applier stopped for such a next window."""
-    set_mode(src, rep, mode, order_per_mode=any(m.endswith(UNORDERED) for m in args.modes.split(",")))
+    set_mode(src, rep, mode, order_per_mode=any(mode_parts(m)[1] for m in args.modes.split(",")),
+             per_mode_defaults=getattr(args, "per_mode_defaults", None))
     paused = getattr(args, "replica_applier", "running") == "paused"
     if catch_up_before or not paused:
         catch_up(src, rep)
@@ -461,7 +481,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2, help="rounds; even rounds reverse the mode order")
     ap.add_argument("--modes", default=",".join(MODES),
                     help="modes in run order: async, semisync, strong, each also with the suffix -unordered; "
-                         "strong also as strong-aftercommit (and strong-aftercommit-unordered)")
+                         "strong also as strong-aftercommit (and strong-aftercommit-unordered); any mode "
+                         "with @VAR=VALUE suffixes runs with these source variables (e.g. "
+                         "strong@strata_sync_source_pool_wait_delay_us=500)")
     ap.add_argument("--source-ssl", type=int, choices=(0, 1), default=1,
                     help="SOURCE_SSL of the replication channel (1: TLS, the server's default)")
     ap.add_argument("--source-pool", action="store_true",
@@ -490,7 +512,7 @@ def main() -> int:
     bad = [m for m in args.modes.split(",") if not valid_mode(m)]
     if bad:
         ap.error(f"--modes: unknown mode(s) {', '.join(bad)}")
-    if any(m.endswith(UNORDERED) for m in args.modes.split(",")) and any(
+    if any(mode_parts(m)[1] for m in args.modes.split(",")) and any(
             s.startswith("binlog_order_commits") for s in args.source_set):
         ap.error("--source-set binlog_order_commits conflicts with -unordered modes")
     if any(s.startswith("strata_sync_source_wait_point") for s in args.source_set):
@@ -522,6 +544,8 @@ def main() -> int:
         for var, value in settings(args.replica_set, "--replica-set"):
             rep.sql(f"SET GLOBAL {var} = {value}")
         rep.sql("START REPLICA")
+        per_mode_vars = dict.fromkeys(var for m in args.modes.split(",") for var, _ in split_mode(m)[1])
+        args.per_mode_defaults = {var: src.sql(f"SELECT @@global.{var}").strip() for var in per_mode_vars}
         marker = args.dir / f"prepared-{args.tables}x{args.table_size}"
         if not marker.exists():
             say(f"preparing {args.tables} x {args.table_size} rows (replicated)")
@@ -542,7 +566,7 @@ def main() -> int:
                     if args.results:
                         with open(args.results, "a") as f:
                             f.write(json.dumps(results[-1]) + "\n")
-        set_mode(src, rep, "async")
+        set_mode(src, rep, "async", per_mode_defaults=args.per_mode_defaults)
     finally:
         for inst in (rep, src):
             say(f"stopping {inst.name}: {inst.stop(grace_seconds=300)}")

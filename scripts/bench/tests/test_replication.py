@@ -42,6 +42,33 @@ class Modes(unittest.TestCase):
         self.assertFalse(rpl.valid_mode("async-normalprio"))
         self.assertFalse(rpl.valid_mode("strong-aftercommit-normalprio"))
 
+    def test_source_variables_per_mode(self):
+        self.assertEqual(rpl.split_mode("strong@strata_sync_source_pool_wait_delay_us=500@sync_binlog=1"),
+                         ("strong", [("strata_sync_source_pool_wait_delay_us", "500"), ("sync_binlog", "1")]))
+        self.assertEqual(rpl.mode_parts("strong-aftercommit-unordered@x=1"), ("strong", True, True))
+        self.assertTrue(rpl.normal_priority("strong-normalprio@x=1"))
+        self.assertTrue(rpl.valid_mode("async@binlog_order_commits=OFF"))
+        self.assertFalse(rpl.valid_mode("async-aftercommit@x=1"))
+        with self.assertRaises(SystemExit):
+            rpl.valid_mode("strong@x=1;DROP DATABASE sbtest")
+
+    def test_a_mode_sets_its_variables_and_the_others_restore_them(self):
+        class Fake:
+            def __init__(self):
+                self.statements = []
+
+            def sql(self, text, timeout=None):
+                self.statements.append(text)
+                return ""
+
+        defaults = {"strata_sync_source_pool_wait_delay_us": "0"}
+        for mode, value in (("strong@strata_sync_source_pool_wait_delay_us=500", "500"), ("strong", "0"),
+                            ("async", "0")):
+            src, rep = Fake(), Fake()
+            with mock.patch.object(rpl, "wait_for", lambda *a: None):
+                rpl.set_mode(src, rep, mode, per_mode_defaults=defaults)
+            self.assertIn(f"SET GLOBAL strata_sync_source_pool_wait_delay_us = {value}", src.statements, mode)
+
     def test_source_pool_adds_the_pool_to_the_source_only(self):
         opts = rpl.source_options(True)
         self.assertEqual(opts["thread_handling"], "pool-of-threads")
