@@ -140,7 +140,6 @@ unsigned long opt_timeout_ms = 10000;
 bool opt_ack_reader = true;
 unsigned long opt_wait_point = kAfterSync;
 bool opt_realtime_ack_path = true;
-unsigned long opt_pool_wait_delay_us = 0;
 
 /* Realtime scheduling of the ack path's threads (strata_sync_realtime.h).
    SET GLOBAL bumps the generation; each thread compares it with the one it
@@ -299,8 +298,7 @@ class Source {
   }
 
   std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
-                n_degradations = 0, n_unacked_commits = 0,
-                n_unannounced_waits = 0;  // ended before pool_wait_delay_us
+                n_degradations = 0, n_unacked_commits = 0;
   Histogram wait_hist;  // µs per waiting commit group (after_sync)
   Histogram rtt_hist;   // µs from sending a flagged event to its ack
   std::atomic<std::size_t> waiting{0};  // also read without m_mutex
@@ -482,15 +480,11 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   m_waiters.emplace(w.pos, &w);
   n_waits++;
   waiting++;
-  // The connection handler (a thread pool) learns that this session blocks
-  // once it has waited strata_sync_source_pool_wait_delay_us (0: at once),
-  // so it can run another worker meanwhile; a wait a healthy replica ends
-  // sooner passes unannounced. Announced outside m_mutex (the pool may start
-  // a thread); a cover that lands meanwhile sets w.covered, checked below.
-  const unsigned long announce_delay_us = opt_pool_wait_delay_us;
-  bool announced = announce_delay_us == 0;
+  // Tell the connection handler (a thread pool) that this session blocks, so
+  // it can run another worker meanwhile. Outside m_mutex: the pool may start
+  // a thread. A cover that lands meanwhile sets w.covered, checked below.
   lk.unlock();
-  if (announced) strata_thd_wait_begin(thd, THD_WAIT_BINLOG);
+  strata_thd_wait_begin(thd, THD_WAIT_BINLOG);
   // The waiting session is the last thread on the ack path: with
   // strata_sync_source_realtime_ack_path it sleeps as a realtime thread, so
   // the ack's wake-up runs it at once, and is normal again as soon as it
@@ -498,8 +492,6 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   ThreadPriority waiter_priority;
   if (opt_realtime_ack_path) (void)waiter_priority.set_realtime(true);
   lk.lock();
-  const auto announce_at =
-      w.since + std::chrono::microseconds(announce_delay_us);
   const auto deadline = w.since + std::chrono::milliseconds(opt_timeout_ms);
   while (!w.covered) {
     if (!opt_enabled || degraded || m_stop) {
@@ -515,15 +507,6 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
       break;
     }
     const auto now = Clock::now();
-    if (!announced && now >= announce_at) {
-      announced = true;
-      lk.unlock();
-      strata_thd_wait_begin(thd, THD_WAIT_BINLOG);
-      lk.lock();
-      continue;
-    }
-    auto wake_at = now + std::chrono::seconds(1);
-    if (!announced) wake_at = std::min(wake_at, announce_at);
     if (opt_policy == kBlock) {
       if (now >= deadline && !m_block_logged) {
         m_block_logged = true;
@@ -531,7 +514,7 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
                         "strata_sync: commits blocked for %lu ms: %s",
                         opt_timeout_ms, reason().c_str());
       }
-      w.cv.wait_until(lk, wake_at);
+      w.cv.wait_for(lk, std::chrono::seconds(1));
       continue;
     }
     if (now >= deadline) {
@@ -544,7 +527,7 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
       }
       break;
     }
-    w.cv.wait_until(lk, std::min(deadline, wake_at));
+    w.cv.wait_until(lk, std::min(deadline, now + std::chrono::seconds(1)));
   }
   // A covered waiter was erased by whoever covered it.
   if (!w.covered) {
@@ -561,10 +544,9 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
                           .count();
   wait_time_us += waited;
   wait_hist.add(static_cast<std::uint64_t>(waited));
-  if (!announced) n_unannounced_waits++;
   lk.unlock();
   (void)waiter_priority.set_realtime(false);
-  if (announced) strata_thd_wait_end(thd);
+  strata_thd_wait_end(thd);
   THD_EXIT_COND(thd, &old_stage);
   lk.lock();
 }
@@ -1568,22 +1550,10 @@ MYSQL_SYSVAR_BOOL(realtime_ack_path, opt_realtime_ack_path,
                   "three.",
                   nullptr, update_realtime, true);
 
-MYSQL_SYSVAR_ULONG(pool_wait_delay_us, opt_pool_wait_delay_us,
-                   PLUGIN_VAR_OPCMDARG,
-                   "Microseconds a commit waiting at AFTER_SYNC for its "
-                   "acknowledgement waits before it tells the thread pool "
-                   "that it blocks, so that the pool runs another worker "
-                   "for other connections meanwhile. 0 (the default) tells "
-                   "at once; with a delay, the waits a healthy replica ends "
-                   "sooner keep their worker (counted in "
-                   "Strata_sync_source_waits_unannounced).",
-                   nullptr, nullptr, 0, 0, 60000000, 1);
-
 SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
                           MYSQL_SYSVAR(policy),     MYSQL_SYSVAR(timeout),
                           MYSQL_SYSVAR(ack_reader), MYSQL_SYSVAR(wait_point),
-                          MYSQL_SYSVAR(realtime_ack_path),
-                          MYSQL_SYSVAR(pool_wait_delay_us), nullptr};
+                          MYSQL_SYSVAR(realtime_ack_path), nullptr};
 
 int show_string(SHOW_VAR *var, char *buf, const std::string &s) {
   var->type = SHOW_CHAR;
@@ -1624,7 +1594,6 @@ STRATA_SHOW(acked_file, string,
 STRATA_SHOW(acked_pos, number, s.quorum_valid ? s.quorum.pos : 0)
 STRATA_SHOW(waits, number, s.n_waits)
 STRATA_SHOW(wait_time_us, number, s.wait_time_us)
-STRATA_SHOW(waits_unannounced, number, s.n_unannounced_waits)
 STRATA_SHOW(waiting_sessions, number, (std::uint64_t)s.waiting)
 STRATA_SHOW(parked_sessions, number, (std::uint64_t)s.parked)
 STRATA_SHOW(acks, number, s.n_acks)
@@ -1660,7 +1629,6 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(replicas_connected),
     STRATA_STATUS(acked_file),   STRATA_STATUS(acked_pos),
     STRATA_STATUS(waits),        STRATA_STATUS(wait_time_us),
-    STRATA_STATUS(waits_unannounced),
     STRATA_STATUS(waiting_sessions), STRATA_STATUS(parked_sessions),
     STRATA_STATUS(acks),         STRATA_STATUS(timeouts),
     STRATA_STATUS(degradations), STRATA_STATUS(unacked_commits),

@@ -44,7 +44,7 @@ thread pool (strata_pool.so, thread_handling = pool-of-threads), as
 Any mode may end in @VAR=VALUE (repeatable): the source runs that mode's
 windows with these global variables and the other modes with the value it
 had after --source-set, so that a setting is compared within one run
-(e.g. --modes async,strong,strong@strata_sync_source_pool_wait_delay_us=500).
+(e.g. --modes async,strong,strong@binlog_order_commits=OFF).
 
 A mode switch restarts the replica's receiver so it connects with that mode's
 handshake and waits until the source sees it. Before every measurement the
@@ -483,7 +483,7 @@ def main() -> int:
                     help="modes in run order: async, semisync, strong, each also with the suffix -unordered; "
                          "strong also as strong-aftercommit (and strong-aftercommit-unordered); any mode "
                          "with @VAR=VALUE suffixes runs with these source variables (e.g. "
-                         "strong@strata_sync_source_pool_wait_delay_us=500)")
+                         "strong@binlog_order_commits=OFF)")
     ap.add_argument("--source-ssl", type=int, choices=(0, 1), default=1,
                     help="SOURCE_SSL of the replication channel (1: TLS, the server's default)")
     ap.add_argument("--source-pool", action="store_true",

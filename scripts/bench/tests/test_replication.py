@@ -43,8 +43,8 @@ class Modes(unittest.TestCase):
         self.assertFalse(rpl.valid_mode("strong-aftercommit-normalprio"))
 
     def test_source_variables_per_mode(self):
-        self.assertEqual(rpl.split_mode("strong@strata_sync_source_pool_wait_delay_us=500@sync_binlog=1"),
-                         ("strong", [("strata_sync_source_pool_wait_delay_us", "500"), ("sync_binlog", "1")]))
+        self.assertEqual(rpl.split_mode("strong@strata_sync_source_timeout=500@sync_binlog=1"),
+                         ("strong", [("strata_sync_source_timeout", "500"), ("sync_binlog", "1")]))
         self.assertEqual(rpl.mode_parts("strong-aftercommit-unordered@x=1"), ("strong", True, True))
         self.assertTrue(rpl.normal_priority("strong-normalprio@x=1"))
         self.assertTrue(rpl.valid_mode("async@binlog_order_commits=OFF"))
@@ -61,13 +61,13 @@ class Modes(unittest.TestCase):
                 self.statements.append(text)
                 return ""
 
-        defaults = {"strata_sync_source_pool_wait_delay_us": "0"}
-        for mode, value in (("strong@strata_sync_source_pool_wait_delay_us=500", "500"), ("strong", "0"),
-                            ("async", "0")):
+        defaults = {"strata_sync_source_timeout": "10000"}
+        for mode, value in (("strong@strata_sync_source_timeout=500", "500"), ("strong", "10000"),
+                            ("async", "10000")):
             src, rep = Fake(), Fake()
             with mock.patch.object(rpl, "wait_for", lambda *a: None):
                 rpl.set_mode(src, rep, mode, per_mode_defaults=defaults)
-            self.assertIn(f"SET GLOBAL strata_sync_source_pool_wait_delay_us = {value}", src.statements, mode)
+            self.assertIn(f"SET GLOBAL strata_sync_source_timeout = {value}", src.statements, mode)
 
     def test_source_pool_adds_the_pool_to_the_source_only(self):
         opts = rpl.source_options(True)
