@@ -271,6 +271,34 @@ def cpu_seconds(inst: MysqldInstance) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_ticks(inst: MysqldInstance) -> dict:
+    """utime + stime of each mysqld thread in clock ticks, keyed 'name/tid' (the name is the
+    kernel's 15-character comm: connection, tp_worker, ib_log_flush, strata_ackread ...)."""
+    pid = inst.pid()
+    out = {}
+    if pid is None:
+        return out
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "stat").read_text()
+        except OSError:  # the thread exited meanwhile
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        out[f"{name}/{task.name}"] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def cpu_by_thread_name(thread_ticks: dict, txns: float) -> dict:
+    """Per-thread tick deltas ('name/tid' -> ticks) summed by thread name, in µs per transaction.
+    Threads that exited during the window are missing (the process total still has them)."""
+    by_name = {}
+    for key, ticks in thread_ticks.items():
+        name = key.rsplit("/", 1)[0]
+        by_name[name] = by_name.get(name, 0) + ticks
+    return {name: ticks / os.sysconf("SC_CLK_TCK") * 1e6 / txns for name, ticks in by_name.items()}
+
+
 def histogram(text: str) -> dict:
     """Strata_sync_source_*_histogram: 'upper_us:count ...' -> {upper: count}."""
     out = {}
@@ -304,6 +332,7 @@ def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
         out[n] = int(status(rep, n) or 0)
     out["wait_hist"] = histogram(status(src, "Strata_sync_source_wait_histogram"))
     out["source_cpu_s"] = cpu_seconds(src)
+    out["source_thread_ticks"] = thread_cpu_ticks(src)
     out["replica_cpu_s"] = cpu_seconds(rep)
     return out
 
@@ -347,6 +376,7 @@ def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply
     if txns:
         res["source_cpu_us_per_txn"] = d["source_cpu_s"] * 1e6 / txns
         res["replica_cpu_us_per_txn"] = d["replica_cpu_s"] * 1e6 / txns
+        res["source_cpu_us_per_txn_by_thread"] = cpu_by_thread_name(d.get("source_thread_ticks", {}), txns)
     if base_mode(mode) == "strong" and txns:
         res["waits_per_txn"] = d["Strata_sync_source_waits"] / txns
         res["wait_us_per_wait"] = (d["Strata_sync_source_wait_time_us"] / d["Strata_sync_source_waits"]
@@ -399,6 +429,31 @@ def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
                 out.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in ratios)
                            + f" (median {statistics.median(ratios):.3f})")
     return out
+
+
+def thread_cpu_table(results: list[dict], modes: list[str], floor_us: float = 1.0) -> list[str]:
+    """Source CPU per transaction by thread name, mean over a point's rounds, one column per mode;
+    names under floor_us in every mode are summed into one row."""
+    lines = ["", "Source CPU per transaction by thread name (µs, mean over rounds; threads that exited "
+             "during a window are missing):", "",
+             "| workload | threads | thread | " + " | ".join(modes) + " |",
+             "|" + " --- |" * (3 + len(modes))]
+    for w, t in points_of(results):
+        mean = {}
+        for m in modes:
+            rs = [r.get("source_cpu_us_per_txn_by_thread") or {} for r in results
+                  if r["workload"] == w and r["threads"] == t and r["mode"] == m]
+            names = {n for r in rs for n in r}
+            mean[m] = {n: sum(r.get(n, 0) for r in rs) / len(rs) for n in names} if rs else {}
+        names = sorted({n for m in modes for n in mean[m]}, key=lambda n: -max(mean[m].get(n, 0) for m in modes))
+        small = [n for n in names if max(mean[m].get(n, 0) for m in modes) < floor_us]
+        for n in names:
+            if n not in small:
+                lines.append(f"| {w} | {t} | {n} | " + " | ".join(f"{mean[m].get(n, 0):.1f}" for m in modes) + " |")
+        if small:
+            lines.append(f"| {w} | {t} | {len(small)} others | "
+                         + " | ".join(f"{sum(mean[m].get(n, 0) for n in small):.1f}" for m in modes) + " |")
+    return lines if len(lines) > 5 else []
 
 
 def report(results: list[dict], args, command: str, started: str, load_start) -> str:
@@ -455,6 +510,7 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
                          f"| {cell('wait_p50_us', '.0f', ('strong',))} | {cell('wait_p99_us', '.0f', ('strong',))} "
                          f"| {cell('ack_rtt_us', '.0f', ('strong',))} | {cell('replica_ack_us', '.0f', ('strong',))} "
                          f"| {avg('source_cpu_us_per_txn'):.0f} | {avg('replica_cpu_us_per_txn'):.0f} |")
+    lines += thread_cpu_table(results, modes)
     lines += ["", "Every measurement, in the order run (tps, p95 ms, load average before the point):", "",
               "| # | workload | threads | mode | tps | p95 ms | load1 |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(results, 1):

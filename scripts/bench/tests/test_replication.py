@@ -78,6 +78,24 @@ class Modes(unittest.TestCase):
         self.assertNotIn("thread_handling", rpl.REPLICA)
 
 
+class ThreadCpu(unittest.TestCase):
+    def test_ticks_are_summed_by_thread_name_per_transaction(self):
+        with mock.patch.object(rpl.os, "sysconf", lambda name: 100):
+            got = rpl.cpu_by_thread_name({"connection/11": 30, "connection/12": 20, "ib_log_flush/7": 5}, 1000)
+        self.assertEqual(got, {"connection": 500.0, "ib_log_flush": 50.0})
+
+    def test_table_has_a_column_per_mode_and_sums_the_small_names(self):
+        a = dict(result("async", 1000), source_cpu_us_per_txn_by_thread={"connection": 200.0, "x": 0.2, "y": 0.3})
+        b = dict(result("strong", 900), source_cpu_us_per_txn_by_thread={"connection": 220.0, "strata_ackread": 3.0})
+        lines = rpl.thread_cpu_table([a, b], ["async", "strong"])
+        self.assertIn("| oltp_write_only | 64 | connection | 200.0 | 220.0 |", lines)
+        self.assertIn("| oltp_write_only | 64 | strata_ackread | 0.0 | 3.0 |", lines)
+        self.assertIn("| oltp_write_only | 64 | 2 others | 0.5 | 0.0 |", lines)
+
+    def test_no_table_without_thread_numbers(self):
+        self.assertEqual(rpl.thread_cpu_table([result("async", 1000)], ["async"]), [])
+
+
 class Settings(unittest.TestCase):
     def test_plain_names_and_values_are_split(self):
         self.assertEqual(rpl.settings(["replica_parallel_workers=16", "sync_binlog=0"], "--replica-set"),
