@@ -20,7 +20,9 @@ to a noisy machine than tps): the commit wait distribution (strong sync:
 average, p50 and p99 from the difference of two snapshots of
 Strata_sync_source_wait_histogram; semisync: average only), the ack round
 trip (flagged event sent to ack read), and the CPU time (utime + stime,
-all threads) the source and the replica mysqld used per transaction.
+all threads) the source and the replica mysqld used per transaction, and
+the source's split by thread name (per-thread times from /proc: pool
+workers, the dump thread, the plugins' own threads, InnoDB's).
 --source-ssl 0 makes the replication connection plain TCP (the server's
 default is TLS); --modes runs a subset. A mode name with the suffix
 "-unordered" (async-unordered, semisync-unordered, strong-unordered) runs
