@@ -90,7 +90,7 @@ NORMAL_PRIORITY = "-normalprio"
 
 def split_mode(mode: str) -> tuple[str, list[tuple[str, str]]]:
     """'strong@var=1@other=OFF' -> ('strong', [('var', '1'), ('other', 'OFF')]): the mode and the
-    source variables it runs with (the other modes run with the value the source started with)."""
+    source variables it runs with (the other modes run with the value it had after --source-set)."""
     name, *given = mode.split("@")
     return name, settings(given, f"mode {mode}")
 
