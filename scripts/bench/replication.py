@@ -22,7 +22,11 @@ Strata_sync_source_wait_histogram; semisync: average only), the ack round
 trip (flagged event sent to ack read), and the CPU time (utime + stime,
 all threads) the source and the replica mysqld used per transaction, and
 the source's split by thread name (per-thread times from /proc: pool
-workers, the dump thread, the plugins' own threads, InnoDB's).
+workers, the dump thread, the plugins' own threads, InnoDB's), InnoDB row
+lock waits and the source's context switches per transaction, and the
+machine's time per transaction (/proc/stat: both servers, sysbench,
+interrupts, steal, idle), which tells a mode that costs CPU from one that
+leaves the CPUs idle while commits wait.
 --source-ssl 0 makes the replication connection plain TCP (the server's
 default is TLS); --modes runs a subset. A mode name with the suffix
 "-unordered" (async-unordered, semisync-unordered, strong-unordered) runs
@@ -70,6 +74,7 @@ import fcntl
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -291,6 +296,38 @@ def thread_cpu_ticks(inst: MysqldInstance) -> dict:
     return out
 
 
+# /proc/stat's "cpu" line, in order (clock ticks summed over all CPUs).
+PROC_STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def machine_ticks() -> dict:
+    """Where the whole machine's time went so far: /proc/stat's cpu line, by field."""
+    first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return {name: int(v) for name, v in zip(PROC_STAT_FIELDS, first[1:])}
+
+
+def client_cpu_seconds() -> float:
+    """utime + stime of the finished children (sysbench), in seconds."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def context_switches(inst: MysqldInstance) -> int:
+    """Voluntary + involuntary context switches of the mysqld threads alive now (a thread that
+    blocks and is woken costs one voluntary switch, so this counts the sleeps of a window)."""
+    pid = inst.pid()
+    total = 0
+    if pid is None:
+        return total
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "status").read_text()
+        except OSError:  # the thread exited meanwhile
+            continue
+        total += sum(int(line.split()[1]) for line in text.splitlines() if "ctxt_switches:" in line)
+    return total
+
+
 def cpu_by_thread_name(thread_ticks: dict, txns: float) -> dict:
     """Per-thread tick deltas ('name/tid' -> ticks) summed by thread name, in µs per transaction.
     Threads that exited during the window are missing (the process total still has them)."""
@@ -299,6 +336,24 @@ def cpu_by_thread_name(thread_ticks: dict, txns: float) -> dict:
         name = key.rsplit("/", 1)[0]
         by_name[name] = by_name.get(name, 0) + ticks
     return {name: ticks / os.sysconf("SC_CLK_TCK") * 1e6 / txns for name, ticks in by_name.items()}
+
+
+def machine_budget(d: dict, txns: float) -> dict:
+    """The machine's time per transaction (all CPUs, µs) split into: the two servers, the client
+    (sysbench), interrupts (softirq + irq: loopback TCP's receive side runs there), time the
+    hypervisor took (steal), idle (idle + iowait), and the rest (other processes, this script)."""
+    ticks = d.get("machine_ticks", {})
+    if not ticks or not txns:
+        return {}
+    us = lambda t: t / os.sysconf("SC_CLK_TCK") * 1e6 / txns  # noqa: E731
+    out = {"source": d["source_cpu_s"] * 1e6 / txns, "replica": d["replica_cpu_s"] * 1e6 / txns,
+           "client": d.get("client_cpu_s", 0) * 1e6 / txns,
+           "interrupts": us(ticks.get("softirq", 0) + ticks.get("irq", 0)),
+           "steal": us(ticks.get("steal", 0)), "idle": us(ticks.get("idle", 0) + ticks.get("iowait", 0))}
+    total = us(sum(ticks.values()))
+    out["other"] = max(0.0, total - sum(out.values()))
+    out["total"] = total
+    return out
 
 
 def histogram(text: str) -> dict:
@@ -327,7 +382,8 @@ def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
     names = ["Strata_sync_source_waits", "Strata_sync_source_wait_time_us", "Strata_sync_source_acks",
              "Strata_sync_source_ack_rtts", "Strata_sync_source_ack_rtt_time_us",
              "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_tx_waits",
-             "Rpl_semi_sync_source_tx_wait_time", "Com_commit", "Threadpool_parks"]
+             "Rpl_semi_sync_source_tx_wait_time", "Com_commit", "Threadpool_parks",
+             "Innodb_row_lock_waits", "Innodb_row_lock_time"]
     out = {n: int(status(src, n) or 0) for n in names}
     for n in ("Strata_sync_replica_acks_sent", "Strata_sync_replica_acks_coalesced",
               "Strata_sync_replica_ack_latency_us"):
@@ -335,7 +391,10 @@ def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
     out["wait_hist"] = histogram(status(src, "Strata_sync_source_wait_histogram"))
     out["source_cpu_s"] = cpu_seconds(src)
     out["source_thread_ticks"] = thread_cpu_ticks(src)
+    out["source_context_switches"] = context_switches(src)
     out["replica_cpu_s"] = cpu_seconds(rep)
+    out["machine_ticks"] = machine_ticks()
+    out["client_cpu_s"] = client_cpu_seconds()
     return out
 
 
@@ -383,6 +442,12 @@ def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply
         # connection threads) are in the process's total only.
         by_thread["(exited threads)"] = max(0.0, res["source_cpu_us_per_txn"] - sum(by_thread.values()))
         res["source_cpu_us_per_txn_by_thread"] = by_thread
+        # Why the workers spend more per transaction when commits wait: row lock waits (locks held
+        # through the wait) and sleeps (context switches of the threads alive at both ends).
+        res["row_lock_waits_per_txn"] = d["Innodb_row_lock_waits"] / txns
+        res["row_lock_ms_per_txn"] = d["Innodb_row_lock_time"] / txns
+        res["source_switches_per_txn"] = max(0, d["source_context_switches"]) / txns
+        res["machine_us_per_txn"] = machine_budget(d, txns)
     if base_mode(mode) == "strong" and txns:
         res["waits_per_txn"] = d["Strata_sync_source_waits"] / txns
         res["wait_us_per_wait"] = (d["Strata_sync_source_wait_time_us"] / d["Strata_sync_source_waits"]
@@ -462,6 +527,23 @@ def thread_cpu_table(results: list[dict], modes: list[str], floor_us: float = 1.
     return lines if len(lines) > 5 else []
 
 
+def machine_budget_table(results: list[dict], modes: list[str]) -> list[str]:
+    """Where the machine's time per transaction went (machine_budget), mean over a point's rounds."""
+    parts = ("source", "replica", "client", "interrupts", "steal", "idle", "other", "total")
+    lines = ["", "The machine's time per transaction (µs over all CPUs, mean over rounds): the two servers, "
+             "sysbench, interrupts (softirq + irq), steal, idle (+ iowait), the rest:", "",
+             "| workload | threads | mode | " + " | ".join(parts) + " |", "|" + " --- |" * (3 + len(parts))]
+    for w, t in points_of(results):
+        for m in modes:
+            rs = [r.get("machine_us_per_txn") for r in results
+                  if r["workload"] == w and r["threads"] == t and r["mode"] == m]
+            rs = [r for r in rs if r]
+            if rs:
+                lines.append(f"| {w} | {t} | {m} | "
+                             + " | ".join(f"{sum(r[p] for r in rs) / len(rs):.0f}" for p in parts) + " |")
+    return lines if len(lines) > 5 else []
+
+
 def report(results: list[dict], args, command: str, started: str, load_start) -> str:
     modes = [m for m in args.modes.split(",")]
     lines = [f"Command: `{command}`", "",
@@ -501,8 +583,9 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
               "semisync: average only), ack round trip (flagged event sent to ack read) and the replica's "
               "share of it (flagged event read to ack sent), mysqld CPU per transaction:", "",
               "| workload | threads | mode | waits/txn | wait avg µs | wait p50 µs | wait p99 µs | ack rtt µs "
-              "| replica share µs | source CPU µs/txn | replica CPU µs/txn |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "| replica share µs | source CPU µs/txn | replica CPU µs/txn | row lock waits/txn "
+              "| row lock ms/txn | source switches/txn |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for w, t in points:
         for m in modes:
             rs = [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
@@ -515,8 +598,11 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
                          f"| {cell('wait_us_per_wait', '.0f', ('semisync', 'strong'))} "
                          f"| {cell('wait_p50_us', '.0f', ('strong',))} | {cell('wait_p99_us', '.0f', ('strong',))} "
                          f"| {cell('ack_rtt_us', '.0f', ('strong',))} | {cell('replica_ack_us', '.0f', ('strong',))} "
-                         f"| {avg('source_cpu_us_per_txn'):.0f} | {avg('replica_cpu_us_per_txn'):.0f} |")
+                         f"| {avg('source_cpu_us_per_txn'):.0f} | {avg('replica_cpu_us_per_txn'):.0f} "
+                         f"| {avg('row_lock_waits_per_txn'):.4f} | {avg('row_lock_ms_per_txn'):.3f} "
+                         f"| {avg('source_switches_per_txn'):.1f} |")
     lines += thread_cpu_table(results, modes)
+    lines += machine_budget_table(results, modes)
     lines += ["", "Every measurement, in the order run (tps, p95 ms, load average before the point):", "",
               "| # | workload | threads | mode | tps | p95 ms | load1 |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(results, 1):

@@ -96,6 +96,33 @@ class ThreadCpu(unittest.TestCase):
         self.assertEqual(rpl.thread_cpu_table([result("async", 1000)], ["async"]), [])
 
 
+class MachineBudget(unittest.TestCase):
+    def test_each_part_per_transaction_and_the_rest_is_other(self):
+        hz = rpl.os.sysconf("SC_CLK_TCK")
+        # 16 seconds of machine time over 8,000 transactions: 2,000 µs each.
+        ticks = {"user": 8 * hz, "system": 4 * hz, "idle": 2 * hz, "iowait": hz, "softirq": hz}
+        d = {"machine_ticks": ticks, "source_cpu_s": 6.4, "replica_cpu_s": 0.8, "client_cpu_s": 3.2}
+        got = rpl.machine_budget(d, 8000)
+        self.assertAlmostEqual(got["total"], 2000, delta=1)
+        self.assertAlmostEqual(got["source"], 800)
+        self.assertAlmostEqual(got["client"], 400)
+        self.assertAlmostEqual(got["idle"], 375, delta=1)
+        self.assertAlmostEqual(got["interrupts"], 125, delta=1)
+        self.assertAlmostEqual(got["other"], 200, delta=2)
+
+    def test_table_row_per_mode_with_the_means(self):
+        rs = [dict(result("async", 100), machine_us_per_txn={"source": 10, "replica": 1, "client": 4,
+                                                             "interrupts": 1, "steal": 0, "idle": 2,
+                                                             "other": 0, "total": 18}),
+              dict(result("async", 100), machine_us_per_txn={"source": 20, "replica": 1, "client": 4,
+                                                             "interrupts": 1, "steal": 0, "idle": 0,
+                                                             "other": 0, "total": 26})]
+        lines = rpl.machine_budget_table(rs, ["async", "strong"])
+        self.assertIn("| oltp_write_only | 64 | async | 15 | 1 | 4 | 1 | 0 | 1 | 0 | 22 |", lines)
+        self.assertFalse(any("| strong |" in line for line in lines))
+        self.assertEqual(rpl.machine_budget_table([result("async", 100)], ["async"]), [])
+
+
 class Settings(unittest.TestCase):
     def test_plain_names_and_values_are_split(self):
         self.assertEqual(rpl.settings(["replica_parallel_workers=16", "sync_binlog=0"], "--replica-set"),
@@ -172,7 +199,10 @@ class PausedApplier(unittest.TestCase):
 
         with mock.patch.multiple(rpl, set_mode=lambda *a, **k: None, catch_up=lambda *a: None,
                                  sysbench=fake_sysbench, counters=lambda *a: {},
-                                 delta=lambda after, before: {"source_cpu_s": 0, "replica_cpu_s": 0}):
+                                 delta=lambda after, before: {"source_cpu_s": 0, "replica_cpu_s": 0,
+                                                              "Innodb_row_lock_waits": 0,
+                                                              "Innodb_row_lock_time": 0,
+                                                              "source_context_switches": 0}):
             if sysbench_fails:
                 with self.assertRaises(RuntimeError):
                     rpl.measure(src, rep, "async", "oltp_write_only", 4, args, **window)
