@@ -75,6 +75,16 @@ std::atomic<long long> n_channels{0};  // channels streaming with strong sync
 thread_local bool tl_active = false;     // this channel uses strong sync
 thread_local bool tl_need_ack = false;   // the last event read asked for one
 thread_local bool tl_ack_due = false;    // an ack is owed (deferred)
+/* Heartbeats: the last event read was one. It is acknowledged only if it
+   moved the position past the last ack of this connection (the source skipped
+   transactions this replica already has, GTID auto-position) or nothing was
+   acknowledged yet: otherwise the ack says nothing new, and the source, which
+   wakes its dump thread when an ack arrives while it owes one (and the dump
+   thread then sends a heartbeat), would be kept busy by them. */
+thread_local bool tl_heartbeat_read = false;
+thread_local bool tl_acked_any = false;
+thread_local char tl_acked_file[wire::kMaxFileNameLength + 1];
+thread_local unsigned long long tl_acked_pos = 0;
 thread_local unsigned tl_deferred_events = 0;
 thread_local unsigned long tl_deferred_bytes = 0;
 
@@ -123,8 +133,17 @@ void deactivate() {
   tl_need_ack = false;
   tl_flag_timed = false;
   tl_ack_due = false;
+  tl_heartbeat_read = false;
+  tl_acked_any = false;
   tl_deferred_events = 0;
   tl_deferred_bytes = 0;
+}
+
+/* After a heartbeat was queued: does the position it left say something
+   the source has not heard from this connection? */
+bool heartbeat_moved(const Binlog_relay_IO_param *param) {
+  return !tl_acked_any || param->master_log_pos != tl_acked_pos ||
+         strcmp(param->master_log_name, tl_acked_file) != 0;
 }
 
 int on_thread_start(Binlog_relay_IO_param *) {
@@ -194,8 +213,8 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
   if (len > wire::kEventHeaderSize + wire::kEventTypeOffset) {
     const unsigned char type =
         p[wire::kEventHeaderSize + wire::kEventTypeOffset];
-    if (type == wire::kHeartbeatType || type == wire::kHeartbeatV2Type)
-      tl_need_ack = true;
+    tl_heartbeat_read =
+        type == wire::kHeartbeatType || type == wire::kHeartbeatV2Type;
   }
   *event_buf = packet + wire::kEventHeaderSize;
   *event_len = len - wire::kEventHeaderSize;
@@ -205,6 +224,10 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
 int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
                          unsigned long event_len, uint32) {
   if (!tl_active) return 0;
+  if (tl_heartbeat_read) {
+    tl_heartbeat_read = false;
+    if (heartbeat_moved(param)) tl_need_ack = true;
+  }
   if (tl_need_ack) {
     tl_need_ack = false;
     if (tl_ack_due) n_acks_coalesced++;
@@ -248,6 +271,9 @@ int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
     return 0;
   }
   n_acks_sent++;
+  tl_acked_any = true;
+  snprintf(tl_acked_file, sizeof(tl_acked_file), "%s", param->master_log_name);
+  tl_acked_pos = param->master_log_pos;
   if (tl_flag_timed) {
     tl_flag_timed = false;
     const long long us =

@@ -28,12 +28,18 @@
      position (N-th highest, once per batch) and wake exactly the covered
      waiters. The dump thread then never reads; it sends on while acks come
      back. On TLS connections (an SSL session must not be used by two
-     threads) the dump thread reads the acks itself, between packets
-     (read_ack, drain_acks), and the thread only watches for hang-up.
-   - Binlog watcher (one thread of ours, TLS path): while a dump thread
-     waits for an ack in read_ack() it also waits on its eventfd, which the
-     watcher writes when the binary log end moves, so the dump thread sends
-     the next group at once instead of after the ack.
+     threads) the dump thread reads the acks itself, before it builds a
+     packet (drain_acks), and this thread only watches the socket: when
+     input arrives while a flagged event's ack is owed, it wakes the dump
+     threads' wait for binary log updates (wake_dump_threads); a dump
+     thread with nothing new to send then sends a heartbeat, which reads
+     the ack. So after a flagged event the dump thread sleeps once, in the
+     server's own wait, whichever comes first: the next group or the ack.
+   - Binlog watcher (one thread of ours, TLS path of a replica that asked
+     for no heartbeats, so nothing would read the ack between groups):
+     while a dump thread waits for an ack in read_ack() it also waits on its
+     eventfd, which the watcher writes when the binary log end moves, so
+     the dump thread sends the next group at once instead of after the ack.
    - SHOW STATUS and SET GLOBAL run in client sessions and only take the
      mutex.
    - With strata_sync_source_realtime_ack_path (ON by default) the dump
@@ -158,6 +164,7 @@ constexpr std::chrono::seconds kAckPathLinger{1};
 thread_local std::chrono::steady_clock::time_point tl_last_wait_seen;
 
 bool dump_thread_on_ack_path();  // after Source
+void wake_dump_threads();        // after Source
 
 /* One thread's side of it: its scheduling, and what it last applied. */
 struct RealtimeFollower {
@@ -240,13 +247,29 @@ struct Replica {
      thread looks at its socket when something arrived, not with a poll()
      before every event it sends. */
   std::atomic<bool> input_seen{false};
+  /* Dump-thread path when the replica asked for heartbeats (most do): after
+     a flagged event the dump thread does not wait in read_ack() but goes
+     back to the server's wait for binary log updates. When input arrives
+     while a flagged event's ack is owed (sent not empty), the ack reader
+     thread wakes that wait (wake_dump_threads); the dump thread, finding
+     no new event, sends a heartbeat, and the heartbeat's reserve_header
+     reads the ack (drain_acks). One sleep per commit group instead of two
+     (read_ack's poll, then the wait for the next group), and no binlog
+     watcher. woken: a wake-up went out for the input now in the socket;
+     until the dump thread has read it the reader repeats it every
+     kRewakeInterval, since the first one may have come just before the
+     dump thread started to wait. */
+  bool wake_by_heartbeat = false;
+  bool woken = false;
 };
 constexpr std::size_t kMaxSentTimes = 4096;
+constexpr auto kRewakeInterval = std::chrono::milliseconds(1);
 
 /* Per dump thread: which replica this thread serves (0 = async replica).
    A binlog dump runs on one OS thread from start to stop. */
 thread_local std::uint64_t tl_replica_id = 0;
 thread_local bool tl_reader = false;  // the ack reader thread reads its acks
+thread_local bool tl_wake_by_heartbeat = false;  // Replica::wake_by_heartbeat
 thread_local std::atomic<bool> *tl_input_seen = nullptr;  // Replica's
 thread_local bool tl_last_flagged = false;
 thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
@@ -298,7 +321,7 @@ class Source {
   }
 
   std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
-                n_degradations = 0, n_unacked_commits = 0;
+                n_degradations = 0, n_unacked_commits = 0, n_dump_wakes = 0;
   Histogram wait_hist;  // µs per waiting commit group (after_sync)
   Histogram rtt_hist;   // µs from sending a flagged event to its ack
   std::atomic<std::size_t> waiting{0};  // also read without m_mutex
@@ -333,6 +356,7 @@ class Source {
     strata_park_set_sessions(static_cast<long>(m_sessions.size()));
   }
   void receiver_loop();
+  bool rewake_due_locked(Clock::time_point now);
   void binlog_watcher_loop();
 
  public:
@@ -365,6 +389,7 @@ class Source {
   std::atomic<std::uint64_t> m_points_generation{1};
 
   std::thread m_receiver;
+  Clock::time_point m_last_dump_wake;  // ack reader thread only
   std::thread m_binlog_watcher;
   std::condition_variable m_armed_cv;  // a dump thread armed its wake_fd
   std::atomic<bool> m_stop{false};
@@ -870,12 +895,18 @@ void Source::receiver_loop() {
     {
       std::lock_guard<std::mutex> lk(m_mutex);
       timeout_ms = parked_poll_timeout_ms();
+      for (const auto &r : replicas)
+        if (r.second.woken)
+          timeout_ms = std::min<int>(timeout_ms, kRewakeInterval.count());
     }
     const int n = poll(fds.data(), fds.size(), timeout_ms);
+    bool wake_dumps = false;
     {
       std::lock_guard<std::mutex> lk(m_mutex);
       check_parked_locked();
+      wake_dumps = rewake_due_locked(Clock::now());
     }
+    if (wake_dumps) wake_dump_threads();
     if (n < 0 && errno != EINTR) {
       LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
                       "strata_sync: poll() in the ack reader failed: %s",
@@ -889,8 +920,9 @@ void Source::receiver_loop() {
       while (::read(m_pipe[0], buf, sizeof(buf)) > 0) {
       }
     }
-    std::lock_guard<std::mutex> lk(m_mutex);
+    std::unique_lock<std::mutex> lk(m_mutex);
     bool acked = false;
+    wake_dumps = false;
     for (std::size_t i = 1; i < fds.size(); i++) {
       if (fds[i].revents == 0) continue;
       // Registered under m_mutex: its dump thread has not left, so the fd
@@ -905,7 +937,13 @@ void Source::receiver_loop() {
         continue;
       }
       if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
-        if (fds[i].revents & POLLIN) r.input_seen.store(true);
+        if (fds[i].revents & POLLIN) {
+          r.input_seen.store(true);
+          if (r.wake_by_heartbeat && !r.sent.empty()) {
+            r.woken = true;  // probably the ack a commit waits for
+            wake_dumps = true;
+          }
+        }
         continue;
       }
       r.connected = false;
@@ -915,7 +953,32 @@ void Source::receiver_loop() {
                       r.server_id);
     }
     if (acked) recompute_quorum();
+    if (wake_dumps) {
+      m_last_dump_wake = Clock::now();
+      n_dump_wakes++;
+    }
+    lk.unlock();
+    if (wake_dumps) wake_dump_threads();
   }
+}
+
+/* Ack reader thread, m_mutex held: should the dump threads be woken again?
+   Yes while input that woke them is unread, once per kRewakeInterval. A
+   replica whose input was read (input_seen cleared) is done. */
+bool Source::rewake_due_locked(Clock::time_point now) {
+  bool pending = false;
+  for (auto &r : replicas) {
+    Replica &rep = r.second;
+    if (!rep.woken) continue;
+    if (!rep.input_seen.load() || !rep.connected)
+      rep.woken = false;
+    else
+      pending = true;
+  }
+  if (!pending || now - m_last_dump_wake < kRewakeInterval) return false;
+  m_last_dump_wake = now;
+  n_dump_wakes++;
+  return true;
 }
 
 /* The binlog watcher (TLS path): while a dump thread waits for an ack it
@@ -969,6 +1032,17 @@ void Source::binlog_watcher_loop() {
         (void)n;  // a full counter: a wake-up is pending anyway
       }
   }
+}
+
+/* Wakes the dump threads that wait for binary log updates (Binlog_sender's
+   wait_with_heartbeat): one that finds no new event sends a heartbeat. The
+   end position is left alone. Under LOCK_binlog_end_pos, so that a dump
+   thread that has just found nothing to send and is about to wait cannot
+   miss it; never with m_mutex held (see the binlog watcher). */
+void wake_dump_threads() {
+  mysql_bin_log.lock_binlog_end_pos();
+  mysql_cond_broadcast(mysql_bin_log.get_log_cond());
+  mysql_bin_log.unlock_binlog_end_pos();
 }
 
 /* Ack reader, m_mutex held, r.reader: reads what the socket holds without
@@ -1198,6 +1272,18 @@ void Source::input_consumed() {
 
 /* ---- dump threads ------------------------------------------------------ */
 
+/* Dump thread, at its start: the heartbeat period the replica asked for
+   (nanoseconds, the user variable the server's Binlog_sender reads too); 0
+   if it asked for none. */
+long long heartbeat_period_ns() {
+  for (const char *name : {"source_heartbeat_period", "master_heartbeat_period"}) {
+    long long ns = 0;
+    int null_value = 1;
+    if (get_user_var_int(name, &ns, &null_value) == 0 && !null_value) return ns;
+  }
+  return 0;
+}
+
 int Source::transmit_start(Binlog_transmit_param *param, const char *file,
                            my_off_t pos) {
   long long version = 0;
@@ -1237,6 +1323,8 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
       r.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: plain reads
     tl_reader = r.reader;
     tl_input_seen = r.reader ? nullptr : &r.input_seen;
+    r.wake_by_heartbeat = !r.reader && heartbeat_period_ns() > 0;
+    tl_wake_by_heartbeat = r.wake_by_heartbeat;
     // A replica asking from (file, pos) has everything before it. With GTID
     // auto-position there is no file; its first heartbeat ack says the same.
     if (file != nullptr && *file != '\0' && pos > 4) {
@@ -1271,6 +1359,7 @@ void Source::transmit_stop() {
   }
   tl_replica_id = 0;
   tl_reader = false;
+  tl_wake_by_heartbeat = false;
   tl_input_seen = nullptr;
   // The thread goes back to the server (a pool worker serves others next).
   follow_realtime_setting(tl_realtime, false, "dump thread");
@@ -1427,6 +1516,8 @@ int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
   // The replica must see a flagged event now, not when the buffer fills.
   if (net_flush(net)) return 0;  // the server ends the dump on net errors
   if (tl_reader) return 0;       // the ack reader thread takes the ack
+  // The ack reader thread wakes us (a heartbeat then reads the ack).
+  if (tl_wake_by_heartbeat) return 0;
   if (g_source->ack_may_wait(tl_flagged_file, tl_flagged_pos)) return 0;
   g_source->read_ack(net, tl_flagged_file, tl_flagged_pos);
   thd->clear_error();
@@ -1614,6 +1705,7 @@ int show_realtime_threads(MYSQL_THD, SHOW_VAR *var, char *buf) {
   return show_number(var, buf,
                      static_cast<std::uint64_t>(n_realtime_threads.load()));
 }
+STRATA_SHOW(dump_thread_wakes, number, s.n_dump_wakes)
 STRATA_SHOW(ack_reader_replicas, number, [&s] {
   std::uint64_t n = 0;
   for (const auto &r : s.replicas)
@@ -1639,6 +1731,7 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(ack_rtt_p99_us),
     STRATA_STATUS(ack_rtt_histogram),
     STRATA_STATUS(ack_reader_replicas),
+    STRATA_STATUS(dump_thread_wakes),
     STRATA_STATUS(realtime_threads),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
