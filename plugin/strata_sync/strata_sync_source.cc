@@ -256,14 +256,17 @@ struct Replica {
      reads the ack (drain_acks). One sleep per commit group instead of two
      (read_ack's poll, then the wait for the next group), and no binlog
      watcher. woken: a wake-up went out for the input now in the socket;
-     until the dump thread has read it the reader repeats it every
-     kRewakeInterval, since the first one may have come just before the
-     dump thread started to wait. */
+     until the dump thread has read it the reader repeats it, since the
+     first one may have come just before the dump thread started to wait:
+     after kFirstRewake, then at doubling intervals up to kMaxRewake (a
+     dump thread stuck in a write to a slow replica reads at its next
+     packet anyway; the repeats also wake the other dump threads). */
   bool wake_by_heartbeat = false;
   bool woken = false;
 };
 constexpr std::size_t kMaxSentTimes = 4096;
-constexpr auto kRewakeInterval = std::chrono::milliseconds(1);
+constexpr auto kFirstRewake = std::chrono::milliseconds(1);
+constexpr auto kMaxRewake = std::chrono::milliseconds(64);
 
 /* Per dump thread: which replica this thread serves (0 = async replica).
    A binlog dump runs on one OS thread from start to stop. */
@@ -389,7 +392,10 @@ class Source {
   std::atomic<std::uint64_t> m_points_generation{1};
 
   std::thread m_receiver;
-  Clock::time_point m_last_dump_wake;  // ack reader thread only
+  // Ack reader thread only: when it last woke the dump threads, and the
+  // interval before it repeats that (Replica::woken).
+  Clock::time_point m_last_dump_wake;
+  Clock::duration m_rewake_interval = kFirstRewake;
   std::thread m_binlog_watcher;
   std::condition_variable m_armed_cv;  // a dump thread armed its wake_fd
   std::atomic<bool> m_stop{false};
@@ -897,7 +903,10 @@ void Source::receiver_loop() {
       timeout_ms = parked_poll_timeout_ms();
       for (const auto &r : replicas)
         if (r.second.woken)
-          timeout_ms = std::min<int>(timeout_ms, kRewakeInterval.count());
+          timeout_ms = std::min<int>(
+              timeout_ms,
+              std::chrono::ceil<std::chrono::milliseconds>(m_rewake_interval)
+                  .count());
     }
     const int n = poll(fds.data(), fds.size(), timeout_ms);
     bool wake_dumps = false;
@@ -955,6 +964,7 @@ void Source::receiver_loop() {
     if (acked) recompute_quorum();
     if (wake_dumps) {
       m_last_dump_wake = Clock::now();
+      m_rewake_interval = kFirstRewake;
       n_dump_wakes++;
     }
     lk.unlock();
@@ -963,7 +973,7 @@ void Source::receiver_loop() {
 }
 
 /* Ack reader thread, m_mutex held: should the dump threads be woken again?
-   Yes while input that woke them is unread, once per kRewakeInterval. A
+   Yes while input that woke them is unread, at doubling intervals. A
    replica whose input was read (input_seen cleared) is done. */
 bool Source::rewake_due_locked(Clock::time_point now) {
   bool pending = false;
@@ -975,8 +985,9 @@ bool Source::rewake_due_locked(Clock::time_point now) {
     else
       pending = true;
   }
-  if (!pending || now - m_last_dump_wake < kRewakeInterval) return false;
+  if (!pending || now - m_last_dump_wake < m_rewake_interval) return false;
   m_last_dump_wake = now;
+  m_rewake_interval = std::min<Clock::duration>(2 * m_rewake_interval, kMaxRewake);
   n_dump_wakes++;
   return true;
 }
