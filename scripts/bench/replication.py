@@ -278,21 +278,27 @@ def cpu_seconds(inst: MysqldInstance) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_files(inst: MysqldInstance, name: str):
+    """(tid, text of /proc/PID/task/TID/<name>) for each mysqld thread alive now."""
+    pid = inst.pid()
+    if pid is None:
+        return
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / name).read_text()
+        except OSError:  # the thread exited meanwhile
+            continue
+        yield task.name, text
+
+
 def thread_cpu_ticks(inst: MysqldInstance) -> dict:
     """utime + stime of each mysqld thread in clock ticks, keyed 'name/tid' (the name is the
     kernel's 15-character comm: connection, tp_worker, ib_log_flush, strata_ackread ...)."""
-    pid = inst.pid()
     out = {}
-    if pid is None:
-        return out
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            text = (task / "stat").read_text()
-        except OSError:  # the thread exited meanwhile
-            continue
+    for tid, text in thread_files(inst, "stat"):
         name = text[text.index("(") + 1:text.rindex(")")]
         fields = text.rsplit(")", 1)[1].split()
-        out[f"{name}/{task.name}"] = int(fields[11]) + int(fields[12])
+        out[f"{name}/{tid}"] = int(fields[11]) + int(fields[12])
     return out
 
 
@@ -315,17 +321,8 @@ def client_cpu_seconds() -> float:
 def context_switches(inst: MysqldInstance) -> int:
     """Voluntary + involuntary context switches of the mysqld threads alive now (a thread that
     blocks and is woken costs one voluntary switch, so this counts the sleeps of a window)."""
-    pid = inst.pid()
-    total = 0
-    if pid is None:
-        return total
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            text = (task / "status").read_text()
-        except OSError:  # the thread exited meanwhile
-            continue
-        total += sum(int(line.split()[1]) for line in text.splitlines() if "ctxt_switches:" in line)
-    return total
+    return sum(int(line.split()[1]) for _, text in thread_files(inst, "status")
+               for line in text.splitlines() if "ctxt_switches:" in line)
 
 
 def cpu_by_thread_name(thread_ticks: dict, txns: float) -> dict:
