@@ -33,8 +33,9 @@
      input arrives while a flagged event's ack is owed, it wakes the dump
      threads' wait for binary log updates (wake_dump_threads); a dump
      thread with nothing new to send then sends a heartbeat, which reads
-     the ack. So after a flagged event the dump thread sleeps once, in the
-     server's own wait, whichever comes first: the next group or the ack.
+     the ack. So after a flagged event the dump thread waits in one place,
+     the server's own wait, for whichever comes first: the next group or
+     the ack (and again for the other, when the ack comes back first).
    - Binlog watcher (one thread of ours, TLS path of a replica that asked
      for no heartbeats, so nothing would read the ack between groups):
      while a dump thread waits for an ack in read_ack() it also waits on its
@@ -253,9 +254,9 @@ struct Replica {
      while a flagged event's ack is owed (sent not empty), the ack reader
      thread wakes that wait (wake_dump_threads); the dump thread, finding
      no new event, sends a heartbeat, and the heartbeat's reserve_header
-     reads the ack (drain_acks). One sleep per commit group instead of two
-     (read_ack's poll, then the wait for the next group), and no binlog
-     watcher. woken: a wake-up went out for the input now in the socket;
+     reads the ack (drain_acks). No binlog watcher and no thread hop
+     through it; the dump thread still wakes once for the ack and once for
+     the next group when, as under most loads, the ack comes back first. woken: a wake-up went out for the input now in the socket;
      until the dump thread has read it the reader repeats it, since the
      first one may have come just before the dump thread started to wait:
      after kFirstRewake, then at doubling intervals up to kMaxRewake (a
