@@ -30,6 +30,17 @@ OVERLAY_ROOTS=(sql storage plugin mysql-test include components client)
 die() { echo "error: $*" >&2; exit 1; }
 note() { echo "-- $*" >&2; }
 
+# Refuse early, with the numbers, when a step that writes GBs would run the
+# disk full half-way (a half-copied tree or a ninja run dying on ENOSPC says
+# much less). require_free_gib DIR GIB WHAT
+require_free_gib() {
+  local avail
+  avail=$(df --output=avail -B1G "$1" 2>/dev/null | tail -1 | tr -d ' ')
+  [ -n "$avail" ] || return 0
+  [ "$avail" -ge "$2" ] ||
+    die "$3 needs about $2 GB free in $1, only $avail GB are (df -h $1; benchmark data under $STRATA_BUILD/bench can go: scripts/strata-bench and scripts/bench/replication.py prepare it again)"
+}
+
 # The tarball's cached location (or the override given by the user).
 upstream_tarball_path() {
   if [ -n "${STRATA_UPSTREAM_TARBALL:-}" ]; then

@@ -246,6 +246,11 @@ def set_mode(src: MysqldInstance, rep: MysqldInstance, mode: str, order_per_mode
 def catch_up(src: MysqldInstance, rep: MysqldInstance) -> None:
     gtids = src.sql("SELECT @@global.gtid_executed").strip().replace("\n", "").replace("\\n", "")
     rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtids}', 1800)", timeout=1900)
+    # Every window writes a few GB of binary log on each side; kept, they fill
+    # the disk in a day of runs. Once the replica holds it all, no file but the
+    # current one is needed (the source skips any a dump thread still reads).
+    for inst in (src, rep):
+        inst.sql("PURGE BINARY LOGS BEFORE NOW()")
 
 
 def sysbench(workload: str, port: int, args, threads: int, command: str) -> str:

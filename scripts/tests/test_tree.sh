@@ -188,5 +188,10 @@ rm "$repo/sql/ours/ours.h"
 expect "prepare after an overlay file is removed" "$repo/scripts/prepare"
 [ ! -e "$fork/sql/ours/ours.h" ] && ok "its link is gone" || fail "its link is gone"
 
+# --- a step that writes GBs refuses up front when the disk cannot take them ---
+expect_fail "too little free disk is refused with the numbers" "needs about 999999 GB free" \
+  bash -c ". '$repo/scripts/lib.sh' && require_free_gib '$work' 999999 'a cold build'"
+expect "enough free disk passes" bash -c ". '$repo/scripts/lib.sh' && require_free_gib '$work' 0 'a cold build'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
