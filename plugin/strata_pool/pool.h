@@ -51,6 +51,8 @@ struct Pool_connection {
   Park park = kNotParked;
   /* Queued to send its deferred statement status (not to read a command). */
   bool resume = false;
+  /* When it was last queued (pool_now_us), for THREAD_POOL_QUEUES. */
+  ulonglong queued_us = 0;
   /* The group's list of connections, for the wait_timeout scan. */
   Pool_connection *prev = nullptr;
   Pool_connection *next = nullptr;
@@ -156,6 +158,35 @@ void pool_recheck_idle_workers();
 uint pool_active_threads();
 /* One line per group: threads, running, waiting, idle, queued, listener. */
 void pool_describe_groups(char *buf, size_t size);
+
+/* A group as INFORMATION_SCHEMA.THREAD_POOL_GROUPS shows it: one group's
+   counts read together under its mutex. */
+struct Pool_group_state {
+  uint index = 0;
+  uint connections = 0;
+  uint threads = 0;
+  uint running = 0;
+  uint waiting = 0;
+  uint sticky = 0;
+  uint idle = 0;
+  uint queued_high = 0;
+  uint queued_low = 0;
+  bool listener = false;
+  bool listener_parked = false;
+  bool stalled = false;
+};
+std::vector<Pool_group_state> pool_group_states();
+
+/* A queued connection as INFORMATION_SCHEMA.THREAD_POOL_QUEUES shows it. */
+struct Pool_queued_state {
+  uint group = 0;
+  uint position = 0;  // in the order the group serves them: high queue first
+  bool high = false;
+  bool authenticated = false;  // a new connection has no id until its login
+  ulonglong connection_id = 0;
+  ulonglong queued_for_us = 0;
+};
+std::vector<Pool_queued_state> pool_queued_states();
 
 /* pool_connection.cc: a connection's THD across worker threads. */
 bool pool_connection_login(Pool_connection *conn);

@@ -224,6 +224,21 @@ st_mysql_daemon daemon_descriptor = {MYSQL_DAEMON_INTERFACE_VERSION};
 
 }  // namespace
 
+/* pool_info_schema.cc */
+extern st_mysql_information_schema pool_info_schema_descriptor;
+int pool_groups_table_init(void *schema_table);
+int pool_queues_table_init(void *schema_table);
+
+/* An INFORMATION_SCHEMA table of the library: loaded with it, like the
+   pool itself never by INSTALL PLUGIN. */
+#define POOL_INFO_SCHEMA_TABLE(name, description, init)                 \
+  {                                                                     \
+    MYSQL_INFORMATION_SCHEMA_PLUGIN, &pool_info_schema_descriptor, name, \
+        "Strata", description, PLUGIN_LICENSE_GPL, init, nullptr,      \
+        nullptr, 0x0100, nullptr, nullptr, nullptr,                     \
+        PLUGIN_OPT_NO_INSTALL | PLUGIN_OPT_NO_UNINSTALL                 \
+  }
+
 mysql_declare_plugin(strata_pool){
     MYSQL_DAEMON_PLUGIN,
     &daemon_descriptor,
@@ -240,4 +255,14 @@ mysql_declare_plugin(strata_pool){
     system_variables,
     nullptr,
     PLUGIN_OPT_NO_INSTALL | PLUGIN_OPT_NO_UNINSTALL,
-} mysql_declare_plugin_end;
+},
+    POOL_INFO_SCHEMA_TABLE(
+        "THREAD_POOL_GROUPS",
+        "The thread pool's groups: connections, threads by state, queue, "
+        "listener",
+        pool_groups_table_init),
+    POOL_INFO_SCHEMA_TABLE(
+        "THREAD_POOL_QUEUES",
+        "The thread pool's queued connections, in the order each group "
+        "serves them",
+        pool_queues_table_init) mysql_declare_plugin_end;

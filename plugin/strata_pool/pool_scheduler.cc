@@ -82,6 +82,11 @@ void on_running_less(Pool_group *g) {
   if (g->active_count < 1 + pool_oversubscribe) unpark_listener(g);
 }
 
+void queue(Pool_group *g, Pool_connection *conn, bool high) {
+  conn->queued_us = pool_now_us();
+  (high ? g->high_queue : g->low_queue).push_back(conn);
+}
+
 /* Which queue a connection with a command ready goes to. A statement of an
    open transaction goes first, so the locks it holds are released sooner;
    its tickets bound how long one transaction may keep jumping the line. */
@@ -102,11 +107,10 @@ void enqueue(Pool_group *g, Pool_connection *conn) {
   }
   if (high) {
     conn->tickets--;
-    g->high_queue.push_back(conn);
   } else {
     conn->tickets = pool_high_prio_tickets;
-    g->low_queue.push_back(conn);
   }
+  queue(g, conn, high);
 }
 
 Pool_connection *dequeue(Pool_group *g) {
@@ -223,7 +227,7 @@ void park(Pool_connection *conn) {
   if (conn->park == Pool_connection::kResumedEarly) {
     conn->park = Pool_connection::kNotParked;
     conn->resume = true;
-    g->high_queue.push_back(conn);
+    queue(g, conn, true);
   } else {
     conn->park = Pool_connection::kParked;
     pool_stats.parked++;
@@ -574,20 +578,66 @@ uint pool_active_threads() {
   return n;
 }
 
+std::vector<Pool_group_state> pool_group_states() {
+  std::vector<Pool_group_state> states;
+  states.reserve(groups.size());
+  for (auto &g : groups) {
+    Pool_group_state st;
+    mysql_mutex_lock(&g.mutex);
+    st.index = g.index;
+    st.connections = g.connection_count;
+    st.threads = g.thread_count;
+    st.running = g.active_count;
+    st.waiting = g.waiting_count;
+    st.sticky = g.sticky_count;
+    st.idle = static_cast<uint>(g.idle_workers.size());
+    st.queued_high = static_cast<uint>(g.high_queue.size());
+    st.queued_low = static_cast<uint>(g.low_queue.size());
+    st.listener = g.listener != nullptr;
+    st.listener_parked = g.listener_parked;
+    st.stalled = g.stalled;
+    mysql_mutex_unlock(&g.mutex);
+    states.push_back(st);
+  }
+  return states;
+}
+
+std::vector<Pool_queued_state> pool_queued_states() {
+  std::vector<Pool_queued_state> states;
+  for (auto &g : groups) {
+    mysql_mutex_lock(&g.mutex);
+    const ulonglong now = pool_now_us();
+    uint position = 0;
+    for (const auto *q : {&g.high_queue, &g.low_queue}) {
+      for (const Pool_connection *conn : *q) {
+        Pool_queued_state st;
+        st.group = g.index;
+        st.position = position++;
+        st.high = q == &g.high_queue;
+        /* Queued, so no worker runs it and its THD stays put until the
+           mutex is released. */
+        st.authenticated = conn->thd != nullptr;
+        if (st.authenticated) st.connection_id = thd_get_thread_id(conn->thd);
+        st.queued_for_us = now > conn->queued_us ? now - conn->queued_us : 0;
+        states.push_back(st);
+      }
+    }
+    mysql_mutex_unlock(&g.mutex);
+  }
+  return states;
+}
+
 void pool_describe_groups(char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
-  for (auto &g : groups) {
-    mysql_mutex_lock(&g.mutex);
+  for (const Pool_group_state &g : pool_group_states()) {
     const int n = snprintf(
         buf + used, size - used,
-        "%sgroup %u: threads %u running %u waiting %u (sticky %u) idle %zu "
-        "queued %zu connections %u listener %s%s",
-        used ? "; " : "", g.index, g.thread_count, g.active_count,
-        g.waiting_count, g.sticky_count, g.idle_workers.size(),
-        g.high_queue.size() + g.low_queue.size(), g.connection_count,
+        "%sgroup %u: threads %u running %u waiting %u (sticky %u) idle %u "
+        "queued %u connections %u listener %s%s",
+        used ? "; " : "", g.index, g.threads, g.running, g.waiting, g.sticky,
+        g.idle, g.queued_high + g.queued_low, g.connections,
         g.listener ? "yes" : "no", g.stalled ? " stalled" : "");
-    mysql_mutex_unlock(&g.mutex);
     if (n < 0 || static_cast<size_t>(n) >= size - used) break;
     used += n;
   }
@@ -607,7 +657,7 @@ bool pool_add_connection(Channel_info *channel_info) {
   mysql_mutex_lock(&g->mutex);
   link_connection(g, conn);
   /* A worker authenticates it like any queued work. */
-  g->low_queue.push_back(conn);
+  queue(g, conn, false);
   if (g->active_count == 0) pool_wake_or_create_worker(g);
   mysql_mutex_unlock(&g->mutex);
   return false;
@@ -626,7 +676,7 @@ void pool_resume_parked(void *arg) {
   conn->park = Pool_connection::kNotParked;
   pool_stats.parked--;
   conn->resume = true;
-  g->high_queue.push_back(conn);
+  queue(g, conn, true);
   /* A worker for it: an idle one while the group may run one more, else
      the listener (no socket event would wake it), else the running ones
      take it when done. */
