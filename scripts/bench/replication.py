@@ -482,28 +482,60 @@ def points_of(results: list[dict]) -> list[tuple]:
     return list(dict.fromkeys((r["workload"], r["threads"]) for r in results))
 
 
+def client_us(r: dict):
+    """sysbench's CPU per transaction in a window, or None where it was not measured."""
+    return (r.get("machine_us_per_txn") or {}).get("client") or None
+
+
+def mean_se(values: list[float]) -> str:
+    if len(values) < 2:
+        return f"{values[0]:.3f}"
+    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values) / len(values) ** 0.5:.3f}"
+
+
 def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
     """Per point and mode, the ratio to async of each round (a round runs every mode once), in
-    the order run, and their median: one slow minute of the machine moves one ratio, not the mean."""
+    the order run, their median and mean: one slow minute of the machine moves one ratio, not
+    the median.
+
+    Then the same ratios normalised by the VM's speed in each window. sysbench does the same
+    work per transaction whatever the replication mode, so its CPU per transaction reads how
+    fast the shared vCPUs ran in that window (it moves by ±20% between windows, in step with
+    the source's CPU per transaction); tps x client µs/txn is the throughput at one speed. The
+    normalised ratios spread three to five times less, so fewer rounds settle a point."""
     if "async" not in modes or len(modes) < 2:
         return []
-    out = ["", "Per round, ratio to async (in the order run; median last):", ""]
-    points = points_of(results)
-    for w, t in points:
+    out = ["", "Per round, ratio to async (in the order run; median and mean ± standard error last):", ""]
+    normalised_lines = []
+    pooled = {}
+    for w, t in points_of(results):
         runs = [r for r in results if r["workload"] == w and r["threads"] == t]
         rounds = [runs[i:i + len(modes)] for i in range(0, len(runs), len(modes))]
         for m in modes:
             if m == "async":
                 continue
-            ratios = []
+            ratios, normalised = [], []
             for rnd in rounds:
-                a = [r["tps"] for r in rnd if r["mode"] == "async" and r["tps"]]
-                x = [r["tps"] for r in rnd if r["mode"] == m and r["tps"] is not None]
-                if a and x:
-                    ratios.append(x[0] / a[0])
+                a = [r for r in rnd if r["mode"] == "async" and r["tps"]]
+                x = [r for r in rnd if r["mode"] == m and r["tps"] is not None]
+                if not (a and x):
+                    continue
+                ratios.append(x[0]["tps"] / a[0]["tps"])
+                if client_us(a[0]) and client_us(x[0]):
+                    normalised.append(ratios[-1] * client_us(x[0]) / client_us(a[0]))
             if ratios:
                 out.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in ratios)
-                           + f" (median {statistics.median(ratios):.3f})")
+                           + f" (median {statistics.median(ratios):.3f}, mean {mean_se(ratios)})")
+            if normalised and len(normalised) == len(ratios):
+                pooled.setdefault(m, []).extend(normalised)
+                normalised_lines.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in normalised)
+                                        + f" (median {statistics.median(normalised):.3f}, "
+                                        f"mean {mean_se(normalised)})")
+    if normalised_lines:
+        out += ["", "The same rounds normalised by the VM's speed in each window (ratio x sysbench's "
+                "CPU per transaction in the mode's window / in async's: sysbench's work per transaction "
+                "does not depend on the mode):", ""] + normalised_lines
+        out += [f"- all points, {m}/async: mean {mean_se(v)} over {len(v)} rounds" for m, v in pooled.items()]
     return out
 
 

@@ -159,7 +159,21 @@ class RoundRatios(unittest.TestCase):
                    result("strong", 1100), result("async", 1000),  # round 2, reversed
                    result("async", 800), result("strong", 760)]    # round 3
         lines = rpl.round_ratios(results, ["async", "strong"])
-        self.assertIn("- oltp_write_only 64 strong/async: 0.90, 1.10, 0.95 (median 0.950)", lines)
+        self.assertIn("- oltp_write_only 64 strong/async: 0.90, 1.10, 0.95 (median 0.950, mean 0.983 ± 0.060)",
+                      lines)
+        self.assertFalse(any("normalised" in line for line in lines))  # no client CPU measured
+
+    def test_normalised_by_the_clients_cpu_per_transaction(self):
+        def window(mode, tps, client):
+            return dict(result(mode, tps), machine_us_per_txn={"client": client})
+        # Round 2 ran on a VM 25% slower for strong's window: sysbench took 25% more CPU
+        # per transaction there, so its raw 0.80 is 1.00 at one speed.
+        results = [window("async", 1000, 600), window("strong", 950, 600),
+                   window("strong", 800, 750), window("async", 1000, 600)]
+        lines = rpl.round_ratios(results, ["async", "strong"])
+        self.assertIn("- oltp_write_only 64 strong/async: 0.95, 0.80 (median 0.875, mean 0.875 ± 0.075)", lines)
+        self.assertIn("- oltp_write_only 64 strong/async: 0.95, 1.00 (median 0.975, mean 0.975 ± 0.025)", lines)
+        self.assertIn("- all points, strong/async: mean 0.975 ± 0.025 over 2 rounds", lines)
 
     def test_nothing_without_async(self):
         self.assertEqual(rpl.round_ratios([result("strong", 900)], ["strong"]), [])
