@@ -82,6 +82,8 @@ void on_running_less(Pool_group *g) {
   if (g->active_count < 1 + pool_oversubscribe) unpark_listener(g);
 }
 
+/* Every queueing goes through here, so THREAD_POOL_QUEUES can say how
+   long each queued connection has waited. */
 void queue(Pool_group *g, Pool_connection *conn, bool high) {
   conn->queued_us = pool_now_us();
   (high ? g->high_queue : g->low_queue).push_back(conn);
