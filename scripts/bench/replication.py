@@ -63,8 +63,10 @@ N-th round: the windows of a round then run back to back, a few seconds
 apart instead of a minute, which matters on a VM whose speed drifts 10-20%
 over minutes (short --time, many rounds). The report has every measurement,
 the mean per mode and the ratio to async, the ratios per round with their
-median, the load average before each measurement, and the strong-sync waits
-per transaction.
+median and mean, the same ratios normalised by the VM's speed in each window
+(sysbench's CPU per transaction, the same work in every mode), the load
+average before each measurement, and the strong-sync waits per transaction.
+Binary logs are purged after each catch-up, so runs do not fill the disk.
 
 Ctrl-C stops the servers it started. Needs sysbench and the fork built
 (scripts/build-server fork).
