@@ -64,9 +64,11 @@ apart instead of a minute, which matters on a VM whose speed drifts 10-20%
 over minutes (short --time, many rounds). The report has every measurement,
 the mean per mode and the ratio to async, the ratios per round with their
 median and mean, the same ratios normalised by the VM's speed in each window
-(sysbench's CPU per transaction, the same work in every mode), the load
-average before each measurement, and the strong-sync waits per transaction.
-Binary logs are purged after each catch-up, so runs do not fill the disk.
+(sysbench's CPU per transaction; see paired_rounds for its blind spot), the
+load average before each measurement, and the strong-sync waits per
+transaction. --pool-results pools the rounds of several runs' --results
+files. Binary logs are purged after each catch-up, so runs do not fill the
+disk.
 
 Ctrl-C stops the servers it started. Needs sysbench and the fork built
 (scripts/build-server fork).
@@ -495,50 +497,87 @@ def mean_se(values: list[float]) -> str:
     return f"{statistics.mean(values):.3f} ± {statistics.stdev(values) / len(values) ** 0.5:.3f}"
 
 
-def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
-    """Per point and mode, the ratio to async of each round (a round runs every mode once), in
-    the order run, their median and mean: one slow minute of the machine moves one ratio, not
-    the median.
+def paired_rounds(results: list[dict], modes: list[str]) -> dict:
+    """{(workload, threads, mode): [(ratio to async, normalised ratio or None), ...]} for every
+    mode but async, one pair per round in the order run (a round runs every mode once).
 
-    Then the same ratios normalised by the VM's speed in each window. sysbench does the same
-    work per transaction whatever the replication mode, so its CPU per transaction reads how
-    fast the shared vCPUs ran in that window (it moves by ±20% between windows, in step with
-    the source's CPU per transaction); tps x client µs/txn is the throughput at one speed. The
-    normalised ratios spread three to five times less, so fewer rounds settle a point."""
+    The normalised ratio takes the VM's speed out of the round: sysbench does the same work
+    per transaction whatever the replication mode, so its CPU per transaction reads how fast
+    the shared vCPUs ran in that window (it moves by ±20% between windows, in step with the
+    source's CPU per transaction); ratio x (client µs/txn in the mode's window / in async's)
+    is the ratio at one speed. It also takes out what a mode costs the whole machine (more
+    context switches and colder caches slow sysbench too: binlog_order_commits=OFF reads 0.835
+    raw, 0.989 normalised, steadily), so it shows the drift; verdicts go by raw means over many
+    rounds. None where a window has no client CPU measured."""
+    pairs = {}
+    for w, t in points_of(results):
+        runs = [r for r in results if r["workload"] == w and r["threads"] == t]
+        for i in range(0, len(runs), len(modes)):
+            rnd = runs[i:i + len(modes)]
+            a = [r for r in rnd if r["mode"] == "async" and r["tps"]]
+            if not a:
+                continue
+            for m in modes:
+                x = [r for r in rnd if r["mode"] == m and r["tps"] is not None]
+                if m == "async" or not x:
+                    continue
+                ratio = x[0]["tps"] / a[0]["tps"]
+                normalised = (ratio * client_us(x[0]) / client_us(a[0])
+                              if client_us(a[0]) and client_us(x[0]) else None)
+                pairs.setdefault((w, t, m), []).append((ratio, normalised))
+    return pairs
+
+
+def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
+    """Per point and mode, the ratio to async of each round, in the order run, their median and
+    mean (one slow minute of the machine moves one ratio, not the median); then the same rounds
+    normalised by the VM's speed (paired_rounds): their spread is three to five times smaller,
+    which shows how much of the raw spread is drift (see paired_rounds for what else it hides)."""
     if "async" not in modes or len(modes) < 2:
         return []
     out = ["", "Per round, ratio to async (in the order run; median and mean ± standard error last):", ""]
     normalised_lines = []
     pooled = {}
-    for w, t in points_of(results):
-        runs = [r for r in results if r["workload"] == w and r["threads"] == t]
-        rounds = [runs[i:i + len(modes)] for i in range(0, len(runs), len(modes))]
-        for m in modes:
-            if m == "async":
-                continue
-            ratios, normalised = [], []
-            for rnd in rounds:
-                a = [r for r in rnd if r["mode"] == "async" and r["tps"]]
-                x = [r for r in rnd if r["mode"] == m and r["tps"] is not None]
-                if not (a and x):
-                    continue
-                ratios.append(x[0]["tps"] / a[0]["tps"])
-                if client_us(a[0]) and client_us(x[0]):
-                    normalised.append(ratios[-1] * client_us(x[0]) / client_us(a[0]))
-            if ratios:
-                out.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in ratios)
-                           + f" (median {statistics.median(ratios):.3f}, mean {mean_se(ratios)})")
-            if normalised and len(normalised) == len(ratios):
-                pooled.setdefault(m, []).extend(normalised)
-                normalised_lines.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in normalised)
-                                        + f" (median {statistics.median(normalised):.3f}, "
-                                        f"mean {mean_se(normalised)})")
+    for (w, t, m), pairs in paired_rounds(results, modes).items():
+        ratios = [r for r, _ in pairs]
+        out.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in ratios)
+                   + f" (median {statistics.median(ratios):.3f}, mean {mean_se(ratios)})")
+        normalised = [n for _, n in pairs if n is not None]
+        if normalised and len(normalised) == len(ratios):
+            pooled.setdefault(m, []).extend(normalised)
+            normalised_lines.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in normalised)
+                                    + f" (median {statistics.median(normalised):.3f}, mean {mean_se(normalised)})")
     if normalised_lines:
         out += ["", "The same rounds normalised by the VM's speed in each window (ratio x sysbench's "
-                "CPU per transaction in the mode's window / in async's: sysbench's work per transaction "
-                "does not depend on the mode):", ""] + normalised_lines
+                "CPU per transaction in the mode's window / in async's). This shows how much of the spread "
+                "is the VM's drift; it also hides what a mode costs the whole machine (sysbench included), "
+                "so judge by the raw means:", ""] + normalised_lines
         out += [f"- all points, {m}/async: mean {mean_se(v)} over {len(v)} rounds" for m, v in pooled.items()]
     return out
+
+
+def pooled_rounds(files: list[Path], only: set[str]) -> list[str]:
+    """The rounds of several runs (--results files) pooled by point and mode: a markdown table of
+    rounds, raw mean, normalised mean ± se and median. Each file's rounds are paired within that
+    file (its own modes, in the order first run); only the modes in `only` are pooled, so runs
+    with extra modes (a setting under test) add their plain rounds."""
+    by_point, overall = {}, {}
+    for f in files:
+        results = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+        modes = list(dict.fromkeys(r["mode"] for r in results))
+        for (w, t, m), pairs in paired_rounds(results, modes).items():
+            if m in only:
+                by_point.setdefault((w, t, m), []).extend(pairs)
+                overall.setdefault(("all", 0, m), []).extend(pairs)
+    lines = ["| point | mode | rounds | raw mean ± se | normalised mean ± se (median) |",
+             "| --- | --- | --- | --- | --- |"]
+    for (w, t, m), pairs in sorted(by_point.items()) + sorted(overall.items()):
+        raw = [r for r, _ in pairs]
+        normalised = [n for _, n in pairs if n is not None]
+        cell = (f"{mean_se(normalised)} ({statistics.median(normalised):.3f})"
+                if len(normalised) == len(raw) else "-")
+        lines.append(f"| {w}{f' {t}' if t else ''} | {m}/async | {len(raw)} | {mean_se(raw)} | {cell} |")
+    return lines
 
 
 def thread_cpu_table(results: list[dict], modes: list[str], floor_us: float = 1.0) -> list[str]:
@@ -695,7 +734,15 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, default=paths.BUILD / "bench" / "replication")
     ap.add_argument("--results", type=Path, help="also write every measurement as JSON lines here")
     ap.add_argument("--report", type=Path, help="write the markdown tables here")
+    ap.add_argument("--pool-results", type=Path, nargs="+", metavar="FILE",
+                    help="start no server: pool the rounds of earlier runs' --results files by point and "
+                         "mode (those of --modes but async; semisync,strong unless given) and print the table")
     args = ap.parse_args()
+    if args.pool_results:
+        given = "--modes" in sys.argv or any(a.startswith("--modes=") for a in sys.argv)
+        only = set(args.modes.split(",")) if given else {"semisync", "strong"}
+        print("\n".join(pooled_rounds(args.pool_results, only - {"async"})))
+        return 0
     bad = [m for m in args.modes.split(",") if not valid_mode(m)]
     if bad:
         ap.error(f"--modes: unknown mode(s) {', '.join(bad)}")

@@ -1,5 +1,6 @@
 """replication.py: mode names (the -unordered variants) and the report's ratio table."""
 import argparse
+import json
 import sys
 import unittest
 from unittest import mock
@@ -177,6 +178,29 @@ class RoundRatios(unittest.TestCase):
 
     def test_nothing_without_async(self):
         self.assertEqual(rpl.round_ratios([result("strong", 900)], ["strong"]), [])
+
+
+class PooledRounds(unittest.TestCase):
+    def test_rounds_of_several_runs_pooled_by_point_with_their_own_modes(self):
+        import tempfile
+
+        def window(mode, tps, client=600, threads=64):
+            return dict(result(mode, tps, threads=threads), machine_us_per_txn={"client": client})
+        run1 = [window("async", 1000), window("strong", 900)]
+        # A run with a mode under test: its plain strong round pools, the other mode does not.
+        run2 = [window("async", 1000), window("strong", 1000, client=660), window("strong@x=1", 500),
+                window("async", 1000, threads=256), window("strong", 800, threads=256),
+                window("strong@x=1", 500, threads=256)]
+        with tempfile.TemporaryDirectory() as d:
+            files = []
+            for i, run in enumerate((run1, run2)):
+                files.append(Path(d) / f"run{i}.jsonl")
+                files[-1].write_text("".join(json.dumps(r) + "\n" for r in run))
+            lines = rpl.pooled_rounds(files, {"strong"})
+        self.assertIn("| oltp_write_only 64 | strong/async | 2 | 0.950 ± 0.050 | 1.000 ± 0.100 (1.000) |", lines)
+        self.assertIn("| oltp_write_only 256 | strong/async | 1 | 0.800 | 0.800 (0.800) |", lines)
+        self.assertEqual(lines[-1], "| all | strong/async | 3 | 0.900 ± 0.058 | 0.933 ± 0.088 (0.900) |")
+        self.assertFalse(any("strong@x=1" in line for line in lines))
 
 
 class CatchUpPoints(unittest.TestCase):
