@@ -95,3 +95,15 @@ bool strata_park_defer_status(THD *thd) {
   tl_deferred = true;
   return true;
 }
+
+void strata_park_dump_wait_begin(THD *thd) {
+  if (g_sync.load(std::memory_order_relaxed) == nullptr) return;
+  Sync_call call;
+  if (call.sync() != nullptr) call.sync()->dump_wait_begin(thd);
+}
+
+void strata_park_dump_wait_end(THD *thd) {
+  if (g_sync.load(std::memory_order_relaxed) == nullptr) return;
+  Sync_call call;
+  if (call.sync() != nullptr) call.sync()->dump_wait_end(thd);
+}

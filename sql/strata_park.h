@@ -48,6 +48,13 @@ struct Strata_park_sync {
   /* On the worker that resumes a parked session, before the status is
      sent: settles the session (the fail policy's error, counters). */
   void (*resumed)(THD *thd);
+  /* A binary log dump thread is about to wait for the binary log to grow
+     (its output flushed), and woke from that wait (also around a heartbeat
+     it sends from inside the wait, so the calls pair up). Meanwhile the
+     plugin's ack reader may read the replica's acks from the connection
+     (plugin/strata_sync/strata_sync_ack_stream.h). */
+  void (*dump_wait_begin)(THD *thd);
+  void (*dump_wait_end)(THD *thd);
 };
 
 /* The sync plugin keeps here how many sessions have a commit that is not
@@ -75,5 +82,10 @@ void strata_park_resume(THD *thd);
 /* THD::send_statement_status(): true when the status must not be sent now
    (the session parked). */
 bool strata_park_defer_status(THD *thd);
+
+/* Binlog_sender (patch 0015-binlog-dump-wait), around its wait for binary
+   log updates: pass the dump thread's wait to the sync plugin. */
+void strata_park_dump_wait_begin(THD *thd);
+void strata_park_dump_wait_end(THD *thd);
 
 #endif  // STRATA_PARK_H

@@ -28,40 +28,38 @@
      position (N-th highest, once per batch) and wake exactly the covered
      waiters. The dump thread then never reads; it sends on while acks come
      back. On TLS connections (an SSL session must not be used by two
-     threads) the dump thread reads the acks itself, before it builds a
-     packet (drain_acks), and this thread only watches the socket: when
-     input arrives while a flagged event's ack is owed, it wakes the dump
-     threads' wait for binary log updates (wake_dump_threads); a dump
-     thread with nothing new to send then sends a heartbeat, which reads
-     the ack. So after a flagged event the dump thread waits in one place,
-     the server's own wait, for whichever comes first: the next group or
-     the ack (and again for the other, when the ack comes back first).
-   - Binlog watcher (one thread of ours, TLS path of a replica that asked
-     for no heartbeats, so nothing would read the ack between groups):
-     while a dump thread waits for an ack in read_ack() it also waits on its
-     eventfd, which the watcher writes when the binary log end moves, so
-     the dump thread sends the next group at once instead of after the ack.
+     threads) the connection has a read turn (strata_sync_ack_stream.h):
+     the dump thread holds it while it runs and reads the acks that arrived
+     before it builds a packet (drain_acks); it gives the turn away while
+     it waits for the binary log to grow (the server calls
+     dump_wait_begin/end around that wait, sql/strata_park.h), which under
+     a commit load is where it is when an ack comes back, and then this
+     thread takes the turn and reads the ack itself. So after a flagged
+     event the dump thread never waits for the ack, and nobody wakes it
+     for one.
    - SHOW STATUS and SET GLOBAL run in client sessions and only take the
      mutex.
    - With strata_sync_source_realtime_ack_path (ON by default) the dump
-     threads of strong-sync replicas, the ack reader and the binlog watcher
-     run as SCHED_RR threads (strata_sync_realtime.h says why: on busy CPUs
+     threads of strong-sync replicas and the ack reader run as SCHED_RR
+     threads (strata_sync_realtime.h says why: on busy CPUs
      the round trip is mostly these threads waiting to run). Each thread
      follows the setting itself (follow_realtime_setting): the dump thread
      before each event it sends, and only while commits wait (a replica
-     catching up with nobody waiting streams at normal priority), the
-     other two at each wake-up; a dump thread goes back to its old policy
+     catching up with nobody waiting streams at normal priority), the ack
+     reader at each wake-up; a dump thread goes back to its old policy
      when it stops. A session waiting in its own thread (wait_in_thread)
      sleeps as a SCHED_RR thread and is normal again once woken.
 
    Ordering and safety
    - One mutex, Source::m_mutex, a leaf lock: replicas, ack points, waiters,
-     quorum, counters, histograms. (The server holds LOCK_binlog_end_pos
-     while it sends a heartbeat, which takes m_mutex in reserve_header; the
-     binlog watcher never holds both.) The ack reader reads a socket only under the mutex,
-     without blocking, and only while its replica is registered;
-     transmit_stop() unregisters under the mutex, so no socket is read after
-     its dump thread left (its fd may be reused then).
+     quorum, counters, histograms. A connection's read turn is taken before
+     m_mutex, never while holding it, and by the dump thread only without
+     LOCK_binlog_end_pos. The ack reader reads a plain-TCP socket only
+     under m_mutex, without blocking, and only while its replica is
+     registered; a TLS connection only while it holds the turn, which
+     transmit_stop() closes before it unregisters the replica. So no
+     connection is read after its dump thread left (its fd may be reused
+     then, its Vio freed).
    - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
      clears it). A waiter leaves when covered, or when the policy, a disable,
      a reset or shutdown releases it; every release without quorum is
@@ -73,7 +71,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -102,6 +99,7 @@
 #include "my_thread.h"
 #include "mysql/psi/mysql_stage.h"
 #include "mysqld_error.h"
+#include "plugin/strata_sync/strata_sync_ack_stream.h"
 #include "plugin/strata_sync/strata_sync_histogram.h"
 #include "plugin/strata_sync/strata_sync_next_point.h"
 #include "plugin/strata_sync/strata_sync_position.h"
@@ -118,6 +116,9 @@
 #include "sql/strata_thd_wait.h"
 #include "typelib.h"
 #include "violite.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 static SERVICE_TYPE(registry) *reg_srv = nullptr;
 SERVICE_TYPE(log_builtins) *log_bi = nullptr;
@@ -165,7 +166,6 @@ constexpr std::chrono::seconds kAckPathLinger{1};
 thread_local std::chrono::steady_clock::time_point tl_last_wait_seen;
 
 bool dump_thread_on_ack_path();  // after Source
-void wake_dump_threads();        // after Source
 
 /* One thread's side of it: its scheduling, and what it last applied. */
 struct RealtimeFollower {
@@ -221,6 +221,19 @@ struct Waiter {
   void *arg = nullptr;
 };
 
+/* What the ack reader and the dump thread share of one replica
+   connection. Owned by its Replica and, while the ack reader reads it, by
+   the reader too (the Replica may be erased meanwhile). */
+struct ReplicaConnection {
+  Vio *vio = nullptr;  // the dump thread's; read only until turn.close()
+  int fd = -1;
+  /* A blocking socket (no network timeouts): SSL_read only after a poll()
+     said there is input, so that a reader never sleeps in it. */
+  bool poll_before_read = false;
+  ReadTurn turn;     // TLS, or plain TCP without the ack reader
+  AckStream stream;  // read by the turn's holder; plain TCP: the ack reader
+};
+
 struct Replica {
   std::uint32_t server_id = 0;
   int fd = -1;
@@ -228,56 +241,25 @@ struct Replica {
   bool has_ack = false;
   Pos acked;
   std::uint64_t acks = 0;
-  /* Acks are read by the ack reader thread (plain TCP), not by the dump
-     thread; then splitter holds the bytes of a partly received packet. */
+  /* Plain TCP with strata_sync_source_ack_reader = ON: the ack reader
+     thread alone reads the connection, straight from the socket, under
+     m_mutex. Otherwise (TLS) whoever holds conn->turn reads it. */
   bool reader = false;
-  std::unique_ptr<wire::PacketSplitter> splitter;
+  std::shared_ptr<ReplicaConnection> conn;
   /* Flagged events sent and not acknowledged yet, with their send time: the
      ack round trip (Strata_sync_source_ack_rtt_*). Bounded. */
   std::deque<std::pair<Pos, Clock::time_point>> sent;
-  /* Dump-thread path: while its dump thread waits for an ack (wake_armed;
-     it saw the binary log end at armed_end), the binlog watcher writes
-     wake_fd (an eventfd) once the end moves, so the dump thread goes on
-     sending instead of sitting in the read. */
-  int wake_fd = -1;
-  bool wake_armed = false;
-  my_off_t armed_end = 0;
-  /* Dump-thread path: the ack reader thread watches the socket for input
-     while this is false and sets it when input arrives (then stops
-     watching); the dump thread clears it once it has read. So the dump
-     thread looks at its socket when something arrived, not with a poll()
-     before every event it sends. */
-  std::atomic<bool> input_seen{false};
-  /* Dump-thread path when the replica asked for heartbeats (most do): after
-     a flagged event the dump thread does not wait in read_ack() but goes
-     back to the server's wait for binary log updates. When input arrives
-     while a flagged event's ack is owed (sent not empty), the ack reader
-     thread wakes that wait (wake_dump_threads); the dump thread, finding
-     no new event, sends a heartbeat, and the heartbeat's reserve_header
-     reads the ack (drain_acks). No binlog watcher and no thread hop
-     through it; the dump thread still wakes once for the ack and once for
-     the next group when, as under most loads, the ack comes back first. woken: a wake-up went out for the input now in the socket;
-     until the dump thread has read it the reader repeats it, since the
-     first one may have come just before the dump thread started to wait:
-     after kFirstRewake, then at doubling intervals up to kMaxRewake (a
-     dump thread stuck in a write to a slow replica reads at its next
-     packet anyway; the repeats also wake the other dump threads). */
-  bool wake_by_heartbeat = false;
-  bool woken = false;
 };
 constexpr std::size_t kMaxSentTimes = 4096;
-constexpr auto kFirstRewake = std::chrono::milliseconds(1);
-constexpr auto kMaxRewake = std::chrono::milliseconds(64);
 
 /* Per dump thread: which replica this thread serves (0 = async replica).
    A binlog dump runs on one OS thread from start to stop. */
 thread_local std::uint64_t tl_replica_id = 0;
 thread_local bool tl_reader = false;  // the ack reader thread reads its acks
-thread_local bool tl_wake_by_heartbeat = false;  // Replica::wake_by_heartbeat
-thread_local std::atomic<bool> *tl_input_seen = nullptr;  // Replica's
+/* Otherwise the connection whose read turn this dump thread holds while it
+   runs (kept alive by its Replica until transmit_stop()). */
+thread_local ReplicaConnection *tl_conn = nullptr;
 thread_local bool tl_last_flagged = false;
-thread_local char tl_flagged_file[wire::kMaxFileNameLength + 1];
-thread_local my_off_t tl_flagged_pos = 0;
 /* The first ack point after what this dump thread sent: the events before
    it are not flagged, known without m_mutex (strata_sync_next_point.h). */
 thread_local NextAckPoint tl_next_point;
@@ -325,7 +307,8 @@ class Source {
   }
 
   std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
-                n_degradations = 0, n_unacked_commits = 0, n_dump_wakes = 0;
+                n_degradations = 0, n_unacked_commits = 0,
+                n_dump_thread_acks = 0;
   Histogram wait_hist;  // µs per waiting commit group (after_sync)
   Histogram rtt_hist;   // µs from sending a flagged event to its ack
   std::atomic<std::size_t> waiting{0};  // also read without m_mutex
@@ -360,20 +343,18 @@ class Source {
     strata_park_set_sessions(static_cast<long>(m_sessions.size()));
   }
   void receiver_loop();
-  bool rewake_due_locked(Clock::time_point now);
-  void binlog_watcher_loop();
 
  public:
-  void read_ack(NET *net, const char *file, my_off_t pos);
-  bool ack_may_wait(const char *file, my_off_t pos);
-  /** Returns true if it read from the connection. */
-  bool drain_acks(NET *net);
-  void input_consumed();
+  void drain_acks();
+  void dump_wait_begin();
+  void dump_wait_end();
 
  private:
-  bool read_one_ack(NET *net, Pos *got);
+  void read_turn_acks(std::uint64_t id, ReplicaConnection &c,
+                      bool by_dump_thread);
   void apply_ack(Replica &r, const Pos &got);
   void read_socket_locked(Replica &r);
+  void lost_locked(Replica &r, const char *why);
   void wake_receiver();
 
   std::mutex m_mutex;
@@ -393,12 +374,6 @@ class Source {
   std::atomic<std::uint64_t> m_points_generation{1};
 
   std::thread m_receiver;
-  // Ack reader thread only: when it last woke the dump threads, and the
-  // interval before it repeats that (Replica::woken).
-  Clock::time_point m_last_dump_wake;
-  Clock::duration m_rewake_interval = kFirstRewake;
-  std::thread m_binlog_watcher;
-  std::condition_variable m_armed_cv;  // a dump thread armed its wake_fd
   std::atomic<bool> m_stop{false};
   int m_pipe[2] = {-1, -1};
 };
@@ -431,16 +406,9 @@ bool Source::start() {
       follow_realtime_setting(tl_realtime, false, "ack reader");
       my_thread_end();
     });
-    m_binlog_watcher = std::thread([this] {
-      pthread_setname_np(pthread_self(), "strata_binwatch");
-      my_thread_init();
-      binlog_watcher_loop();
-      follow_realtime_setting(tl_realtime, false, "binlog watcher");
-      my_thread_end();
-    });
   } catch (...) {
     LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: cannot start the ack reader threads");
+                    "strata_sync: cannot start the ack reader thread");
     return true;
   }
   return false;
@@ -450,11 +418,9 @@ void Source::stop() {
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     m_stop = true;
-    m_armed_cv.notify_all();
   }
   wake_receiver();
   if (m_receiver.joinable()) m_receiver.join();
-  if (m_binlog_watcher.joinable()) m_binlog_watcher.join();
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     release_all_locked();  // threads see m_stop
@@ -807,11 +773,7 @@ void Source::settings_changed() {
   check_parked_locked();
 }
 
-void Source::realtime_changed() {
-  wake_receiver();
-  std::lock_guard<std::mutex> lk(m_mutex);
-  m_armed_cv.notify_all();  // the binlog watcher
-}
+void Source::realtime_changed() { wake_receiver(); }
 
 /* ---- acks and the quorum ----------------------------------------------- */
 
@@ -871,13 +833,19 @@ void Source::recompute_quorum() {
 /* The ack reader thread. Plain-TCP replicas (Replica::reader): polls their
    sockets for input and reads every ack as it arrives (read_socket_locked),
    so an ack never waits for the dump thread, and a batch of acks read in
-   one round moves the quorum once. TLS replicas: the dump thread owns the
-   SSL session and reads their acks; here no byte is consumed. Polled for
-   hang-up, so a stopped replica shows at once, and for input until some
-   arrives, which it tells the dump thread (Replica::input_seen). */
+   one round moves the quorum once. TLS replicas: polls their sockets for
+   input while their dump thread waits (the read turn is given) or while
+   no input is marked seen; on input it takes the turn and reads the acks
+   (read_turn_acks), or, if the dump thread has it, marks the input seen
+   for the dump thread and stops watching the input until the dump thread
+   has read it (it wakes this thread then, and when it gives the turn with
+   input marked). Every socket is polled for hang-up, so a stopped replica
+   shows at once. */
 void Source::receiver_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<ReplicaConnection>>>
+      turn_reads;
   while (!m_stop) {
     follow_realtime_setting(tl_realtime, opt_realtime_ack_path,
                             "ack reader");
@@ -885,38 +853,27 @@ void Source::receiver_loop() {
     ids.clear();
     fds.push_back({m_pipe[0], POLLIN, 0});
     ids.push_back(0);
+    int timeout_ms = 1000;
     {
       std::lock_guard<std::mutex> lk(m_mutex);
       for (const auto &r : replicas)
         if (r.second.connected) {
-          const bool watch_input =
-              r.second.reader || !r.second.input_seen.load();
+          const ReadTurn &turn = r.second.conn->turn;
+          const bool watch_input = r.second.reader ||
+                                   !turn.input_seen.load() || turn.given();
           fds.push_back(
               {r.second.fd,
                static_cast<short>(watch_input ? POLLIN | POLLRDHUP : POLLRDHUP),
                0});
           ids.push_back(r.first);
         }
-    }
-    int timeout_ms = 1000;
-    {
-      std::lock_guard<std::mutex> lk(m_mutex);
       timeout_ms = parked_poll_timeout_ms();
-      for (const auto &r : replicas)
-        if (r.second.woken)
-          timeout_ms = std::min<int>(
-              timeout_ms,
-              std::chrono::ceil<std::chrono::milliseconds>(m_rewake_interval)
-                  .count());
     }
     const int n = poll(fds.data(), fds.size(), timeout_ms);
-    bool wake_dumps = false;
     {
       std::lock_guard<std::mutex> lk(m_mutex);
       check_parked_locked();
-      wake_dumps = rewake_due_locked(Clock::now());
     }
-    if (wake_dumps) wake_dump_threads();
     if (n < 0 && errno != EINTR) {
       LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
                       "strata_sync: poll() in the ack reader failed: %s",
@@ -930,176 +887,138 @@ void Source::receiver_loop() {
       while (::read(m_pipe[0], buf, sizeof(buf)) > 0) {
       }
     }
-    std::unique_lock<std::mutex> lk(m_mutex);
-    bool acked = false;
-    wake_dumps = false;
-    for (std::size_t i = 1; i < fds.size(); i++) {
-      if (fds[i].revents == 0) continue;
-      // Registered under m_mutex: its dump thread has not left, so the fd
-      // is still this replica's connection.
-      auto it = replicas.find(ids[i]);
-      if (it == replicas.end() || !it->second.connected) continue;
-      Replica &r = it->second;
-      if (r.reader) {
-        const std::uint64_t before = r.acks;
-        read_socket_locked(r);  // also notices EOF and errors
-        acked |= r.acks != before;
-        continue;
-      }
-      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
-        if (fds[i].revents & POLLIN) {
-          r.input_seen.store(true);
-          if (r.wake_by_heartbeat && !r.sent.empty()) {
-            r.woken = true;  // probably the ack a commit waits for
-            wake_dumps = true;
-          }
-        }
-        continue;
-      }
-      r.connected = false;
-      LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: replica server_id %u closed its "
-                      "connection",
-                      r.server_id);
-    }
-    if (acked) recompute_quorum();
-    if (wake_dumps) {
-      m_last_dump_wake = Clock::now();
-      m_rewake_interval = kFirstRewake;
-      n_dump_wakes++;
-    }
-    lk.unlock();
-    if (wake_dumps) wake_dump_threads();
-  }
-}
-
-/* Ack reader thread, m_mutex held: should the dump threads be woken again?
-   Yes while input that woke them is unread, at doubling intervals. A
-   replica whose input was read (input_seen cleared) is done. */
-bool Source::rewake_due_locked(Clock::time_point now) {
-  bool pending = false;
-  for (auto &r : replicas) {
-    Replica &rep = r.second;
-    if (!rep.woken) continue;
-    if (!rep.input_seen.load() || !rep.connected)
-      rep.woken = false;
-    else
-      pending = true;
-  }
-  if (!pending || now - m_last_dump_wake < m_rewake_interval) return false;
-  m_last_dump_wake = now;
-  m_rewake_interval = std::min<Clock::duration>(2 * m_rewake_interval, kMaxRewake);
-  n_dump_wakes++;
-  return true;
-}
-
-/* The binlog watcher (TLS path): while a dump thread waits for an ack it
-   also waits for its binary log to grow, which a condition variable of the
-   server signals (the binlog end moves after the sync stage, long before
-   the group's after_sync hook, which runs only when the group before it
-   has committed). This thread waits on that condition and writes the
-   armed dump threads' eventfds. Idle (on our own condition variable) when
-   no dump thread waits. Lock order: LOCK_binlog_end_pos is never held
-   with m_mutex here (the server holds it while sending a heartbeat, which
-   takes m_mutex). */
-void Source::binlog_watcher_loop() {
-  const auto any_armed = [this] {
-    return std::any_of(replicas.begin(), replicas.end(),
-                       [](const auto &r) { return r.second.wake_armed; });
-  };
-  while (true) {
-    follow_realtime_setting(tl_realtime, opt_realtime_ack_path,
-                            "binlog watcher");
-    {
-      std::unique_lock<std::mutex> lk(m_mutex);
-      m_armed_cv.wait_for(lk, std::chrono::seconds(1), [&] {
-        return m_stop.load() || any_armed() ||
-               tl_realtime.generation != g_realtime_generation.load();
-      });
-      if (m_stop) return;
-      if (!any_armed()) continue;
-    }
-    // Read the end before looking at the armed ones: a dump thread arming
-    // after that look saw this end or a later one, so no move is missed.
-    my_off_t end = mysql_bin_log.get_binlog_end_pos();
-    bool stale = false;
+    turn_reads.clear();
     {
       std::lock_guard<std::mutex> lk(m_mutex);
-      for (const auto &r : replicas)
-        stale |= r.second.wake_armed && r.second.armed_end != end;
-    }
-    if (!stale) {
-      mysql_bin_log.lock_binlog_end_pos();
-      if (mysql_bin_log.get_binlog_end_pos() == end)
-        mysql_bin_log.wait_for_update(std::chrono::milliseconds(100));
-      mysql_bin_log.unlock_binlog_end_pos();
-      end = mysql_bin_log.get_binlog_end_pos();
-    }
-    std::lock_guard<std::mutex> lk(m_mutex);
-    for (auto &r : replicas)
-      if (r.second.wake_armed && r.second.armed_end != end) {
-        r.second.wake_armed = false;
-        const std::uint64_t one = 1;
-        ssize_t n = ::write(r.second.wake_fd, &one, sizeof(one));
-        (void)n;  // a full counter: a wake-up is pending anyway
+      bool acked = false;
+      for (std::size_t i = 1; i < fds.size(); i++) {
+        if (fds[i].revents == 0) continue;
+        // Registered under m_mutex: its dump thread has not left, so the fd
+        // is still this replica's connection.
+        auto it = replicas.find(ids[i]);
+        if (it == replicas.end() || !it->second.connected) continue;
+        Replica &r = it->second;
+        if (r.reader) {
+          const std::uint64_t before = r.acks;
+          read_socket_locked(r);  // also notices EOF and errors
+          acked |= r.acks != before;
+          continue;
+        }
+        if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
+          lost_locked(r, "connection closed");
+          continue;
+        }
+        if (fds[i].revents & POLLIN) turn_reads.emplace_back(it->first, r.conn);
       }
+      if (acked) recompute_quorum();
+    }
+    for (auto &[id, conn] : turn_reads) {
+      if (conn->turn.try_take()) {
+        read_turn_acks(id, *conn, false);
+        conn->turn.give_back();
+      } else {
+        conn->turn.input_seen.store(true);  // the dump thread reads it
+      }
+    }
   }
 }
 
-/* Wakes the dump threads that wait for binary log updates (Binlog_sender's
-   wait_with_heartbeat): one that finds no new event sends a heartbeat. The
-   end position is left alone. Under LOCK_binlog_end_pos, so that a dump
-   thread that has just found nothing to send and is about to wait cannot
-   miss it; never with m_mutex held (see the binlog watcher). */
-void wake_dump_threads() {
-  mysql_bin_log.lock_binlog_end_pos();
-  mysql_cond_broadcast(mysql_bin_log.get_log_cond());
-  mysql_bin_log.unlock_binlog_end_pos();
+/* One read of a replica connection that does not block: SSL_read on TLS
+   (by the holder of the read turn), recv() on plain TCP. */
+ReadResult read_connection(ReplicaConnection &c, unsigned char *buf,
+                           std::size_t capacity, std::size_t *n) {
+  if (vio_type(c.vio) == VIO_TYPE_SSL) {
+    SSL *ssl = static_cast<SSL *>(c.vio->ssl_arg);
+    if (c.poll_before_read && SSL_pending(ssl) == 0) {
+      pollfd p{c.fd, POLLIN, 0};
+      if (poll(&p, 1, 0) <= 0) return ReadResult::kWouldBlock;
+    }
+    ERR_clear_error();
+    const int got = SSL_read(ssl, buf, static_cast<int>(capacity));
+    if (got > 0) {
+      *n = static_cast<std::size_t>(got);
+      return ReadResult::kBytes;
+    }
+    switch (SSL_get_error(ssl, got)) {
+      case SSL_ERROR_WANT_READ:
+      case SSL_ERROR_WANT_WRITE:
+        return ReadResult::kWouldBlock;
+      case SSL_ERROR_ZERO_RETURN:
+        return ReadResult::kClosed;
+      default:
+        ERR_clear_error();
+        return ReadResult::kFailed;
+    }
+  }
+  for (;;) {
+    const ssize_t got = ::recv(c.fd, buf, capacity, MSG_DONTWAIT);
+    if (got > 0) {
+      *n = static_cast<std::size_t>(got);
+      return ReadResult::kBytes;
+    }
+    if (got == 0) return ReadResult::kClosed;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN ? ReadResult::kWouldBlock  // == EWOULDBLOCK
+                                                   : ReadResult::kFailed;
+  }
+}
+
+/* m_mutex held: replica r can carry no more acks (EOF, a read error,
+   COM_QUIT, a malformed packet); it no longer counts. After garbage the
+   socket is shut down, so that its dump thread ends at its next write. */
+void Source::lost_locked(Replica &r, const char *why) {
+  if (!r.connected) return;
+  r.connected = false;
+  if (AckStream::orderly_end(why))
+    LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: replica server_id %u closed its "
+                    "connection",
+                    r.server_id);
+  else
+    LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: no more acks from replica server_id %u (%s)",
+                    r.server_id, why);
+  if (!AckStream::orderly_end(why)) ::shutdown(r.fd, SHUT_RDWR);
 }
 
 /* Ack reader, m_mutex held, r.reader: reads what the socket holds without
-   blocking (the dump thread never reads this socket), splits it into
-   packets and applies each ack; the caller recomputes the quorum once.
-   EOF, a socket error, COM_QUIT or a malformed packet: the replica no
-   longer counts (its dump thread ends at its next write). */
+   blocking (the dump thread never reads this socket) and applies each ack;
+   the caller recomputes the quorum once. */
 void Source::read_socket_locked(Replica &r) {
-  unsigned char buf[wire::PacketSplitter::kMaxFeed];
-  const char *bad = nullptr;
-  for (int round = 0; round < 64 && bad == nullptr; round++) {
-    const ssize_t got = ::recv(r.fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (got == 0) {
-      bad = "connection closed";
-      break;
-    }
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN) bad = "socket error";  // EWOULDBLOCK == EAGAIN
-      break;
-    }
-    r.splitter->feed(buf, static_cast<std::size_t>(got));
-    std::size_t len = 0;
-    while (const unsigned char *pkt = r.splitter->next(&len)) {
-      if (len == 1 && pkt[0] == wire::kComQuit) {
-        bad = "COM_QUIT";
-        break;
-      }
-      char name[wire::kMaxFileNameLength + 1];
-      std::uint64_t pos = 0;
-      bad = wire::parse_ack(pkt, len, name, &pos);
-      if (bad != nullptr) break;
-      apply_ack(r, Pos{name, pos});
-    }
-    if (bad == nullptr) bad = r.splitter->error();
-    if (static_cast<std::size_t>(got) < sizeof(buf)) break;  // drained
-  }
-  if (bad == nullptr) return;
-  LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                  "strata_sync: no more acks from replica server_id %u (%s)",
-                  r.server_id, bad);
-  r.connected = false;
-  if (bad != std::string_view("connection closed") &&
-      bad != std::string_view("COM_QUIT"))
-    ::shutdown(r.fd, SHUT_RDWR);  // garbage: end the dump, as a read error
+  ReplicaConnection &c = *r.conn;
+  bool short_read = false;  // the socket is drained: spare a recv()
+  const char *bad = c.stream.read_available(
+      [&](unsigned char *buf, std::size_t cap, std::size_t *n) {
+        if (short_read) return ReadResult::kWouldBlock;
+        const ReadResult got = read_connection(c, buf, cap, n);
+        short_read = got == ReadResult::kBytes && *n < cap;
+        return got;
+      },
+      [&](const Pos &p) { apply_ack(r, p); });
+  if (bad != nullptr) lost_locked(r, bad);
+}
+
+/* The holder of c's read turn (its dump thread, or the ack reader that took
+   it): reads what arrived without blocking and applies the acks to replica
+   id, moving the quorum once. */
+void Source::read_turn_acks(std::uint64_t id, ReplicaConnection &c,
+                            bool by_dump_thread) {
+  thread_local std::vector<Pos> got;
+  got.clear();
+  c.turn.input_seen.store(false);  // before the read: later input is seen
+  const char *bad = c.stream.read_available(
+      [&c](unsigned char *buf, std::size_t cap, std::size_t *n) {
+        return read_connection(c, buf, cap, n);
+      },
+      [](const Pos &p) { got.push_back(p); });
+  std::lock_guard<std::mutex> lk(m_mutex);
+  auto it = replicas.find(id);
+  if (it == replicas.end()) return;
+  Replica &r = it->second;
+  for (const Pos &p : got) apply_ack(r, p);
+  if (by_dump_thread) n_dump_thread_acks += got.size();
+  if (bad != nullptr) lost_locked(r, bad);
+  if (!got.empty() || bad != nullptr) recompute_quorum();
 }
 
 /* m_mutex held: one ack from replica r (does not recompute the quorum). */
@@ -1119,182 +1038,43 @@ void Source::apply_ack(Replica &r, const Pos &got) {
   }
 }
 
-/* Dump thread: reads one ack packet from its own connection (so TLS and
-   the NET buffers are used by one thread only) and applies it. Acks are out
-   of band: the replica sends each with sequence number 0 and restores its
-   stream sequence number afterwards; here too. So the event stream's
-   numbering never depends on how many acks were read (heartbeat acks are
-   read late, and a replica may ack more than the source asked for).
-   Returns false if the replica is gone or sent garbage (then it no longer
-   counts), true with the acked position otherwise. */
-bool Source::read_one_ack(NET *net, Pos *got) {
-  const unsigned int stream_pkt_nr = net->pkt_nr;
-  net_clear(net, false);
-  const unsigned long len = my_net_read(net);
-  net->pkt_nr = stream_pkt_nr;
-  char name[wire::kMaxFileNameLength + 1];
-  std::uint64_t acked = 0;
-  const char *bad = nullptr;
-  if (len == packet_error)
-    bad = "connection lost";
-  else if (len == 1 && net->read_pos[0] == 0x01)
-    bad = "COM_QUIT";
-  else
-    bad = wire::parse_ack(net->read_pos, len, name, &acked);
-  std::lock_guard<std::mutex> lk(m_mutex);
-  auto it = replicas.find(tl_replica_id);
-  if (it == replicas.end()) return false;
-  Replica &r = it->second;
-  if (bad != nullptr) {
-    if (r.connected)
-      LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: no ack from replica server_id %u (%s)",
-                      r.server_id, bad);
-    r.connected = false;
-    return false;
-  }
-  *got = Pos{name, acked};
-  apply_ack(r, *got);
-  recompute_quorum();
-  return true;
+/* Dump thread holding its read turn, before it builds a packet: read the
+   acks the ack reader saw arrive while this thread had the turn: acks of
+   groups sent meanwhile, heartbeat acks (a heartbeat after skipped
+   transactions, GTID auto-position, covers commits the replica already had
+   but never acknowledged: it stopped between the relay-log write and the
+   ack), and acks that must not pile up in the socket of an idle replica.
+   Only once the ack reader saw input (ReadTurn::input_seen): a read per
+   packet would cost more than the rest of our work per event. The read
+   does not touch the connection's NET, so unflushed output stays as it
+   is. Then the ack reader watches the input again. */
+void Source::drain_acks() {
+  ReplicaConnection *c = tl_conn;
+  if (c == nullptr || !c->turn.input_seen.load()) return;
+  read_turn_acks(tl_replica_id, *c, true);
+  wake_receiver();
 }
 
-/* Dump thread, after a flagged event (flushed): read acks until the one for
-   (file, pos) or a later one arrives. Earlier acks (heartbeats) come first. */
-void Source::read_ack(NET *net, const char *file, my_off_t pos) {
-  const Pos want{basename_of(file), pos};
-  Vio *vio = net->vio;
-  int wake_fd = -1;
-  {
-    std::lock_guard<std::mutex> lk(m_mutex);
-    auto it = replicas.find(tl_replica_id);
-    if (it == replicas.end()) return;
-    wake_fd = it->second.wake_fd;
-  }
-  const int timeout_ms = vio->read_timeout > 0 ? vio->read_timeout : 60000;
-  const auto since = Clock::now();
-  Pos got;
-  for (;;) {
-    bool readable = vio->has_data(vio);
-    if (!readable && wake_fd >= 0 &&
-        Clock::now() - since < std::chrono::milliseconds(timeout_ms)) {
-      {
-        std::lock_guard<std::mutex> lk(m_mutex);
-        auto it = replicas.find(tl_replica_id);
-        if (it == replicas.end()) return;
-        it->second.wake_armed = true;
-        it->second.armed_end = mysql_bin_log.get_binlog_end_pos();
-        m_armed_cv.notify_one();
-      }
-      // Armed before this check: a group published after it writes wake_fd.
-      if (ack_may_wait(file, pos)) {
-        std::lock_guard<std::mutex> lk(m_mutex);
-        auto it = replicas.find(tl_replica_id);
-        if (it != replicas.end()) it->second.wake_armed = false;
-        return;
-      }
-      pollfd fds[2] = {{vio_fd(vio), POLLIN, 0}, {wake_fd, POLLIN, 0}};
-      const int n = poll(fds, 2, std::min(timeout_ms, 1000));
-      if (n > 0 && fds[1].revents) {
-        std::uint64_t v;
-        ssize_t r = ::read(wake_fd, &v, sizeof(v));
-        (void)r;
-      }
-      {
-        std::lock_guard<std::mutex> lk(m_mutex);
-        auto it = replicas.find(tl_replica_id);
-        if (it == replicas.end()) return;
-        it->second.wake_armed = false;
-      }
-      if (n < 0 && errno != EINTR) wake_fd = -1;  // fall back to reading
-      if (n <= 0 || !fds[0].revents) continue;    // re-check what to do
-      readable = true;
-    }
-    // Readable, or waited longer than the read timeout (the blocking read
-    // then fails and the replica no longer counts), or no eventfd.
-    (void)readable;
-    if (!read_one_ack(net, &got)) return;
-    if (want <= got) {
-      if (!vio->has_data(vio) && vio_io_wait(vio, VIO_IO_EVENT_READ, 0) <= 0)
-        input_consumed();
-      return;
-    }
-  }
+/* Dump thread, about to wait for the binary log to grow (its output
+   flushed): reads what was marked seen, then gives the read turn to the
+   ack reader. The ack reader does not watch the input of a socket whose
+   input is marked seen while the turn is taken: wake it to watch again if
+   this thread read that input, or if input was marked meanwhile. */
+void Source::dump_wait_begin() {
+  ReplicaConnection *c = tl_conn;
+  if (c == nullptr) return;
+  const bool read = c->turn.input_seen.load();
+  if (read) read_turn_acks(tl_replica_id, *c, true);
+  c->turn.give();
+  if (read || c->turn.input_seen.load()) wake_receiver();
 }
 
-/* Dump thread, after a flagged event at (file, pos) (flushed): may it go on
-   sending instead of waiting for this event's ack? Yes if a later commit
-   group is registered (its flagged event follows, and the read after it
-   takes every earlier ack too) and the binary log already holds more than
-   this event (so the dump thread sends on at once rather than sleeping
-   until the next group is synced). Then the acks of consecutive groups
-   overlap their sending, as with an ack receiver thread, instead of one
-   round trip per group on the dump thread; acks that arrive meanwhile are
-   applied at the next packet (drain_acks). Comparing the end offset of the
-   active file with an offset in an older file only errs towards waiting,
-   or towards reading the ack one commit group later. */
-bool Source::ack_may_wait(const char *file, my_off_t pos) {
-  if (mysql_bin_log.get_binlog_end_pos() <= pos) return false;
-  const Pos p{basename_of(file), pos};
-  std::lock_guard<std::mutex> lk(m_mutex);
-  return m_ack_points.upper_bound(p) != m_ack_points.end();
-}
-
-/* Dump thread, before it builds a packet: apply the acks that already
-   arrived without being waited for: acks of groups it went on sending after
-   (ack_may_wait), heartbeat acks (a heartbeat after skipped transactions,
-   GTID auto-position, covers commits the replica already had but never
-   acknowledged: it stopped between the relay-log write and the ack), and
-   acks that must not pile up in the socket of an idle replica.
-   While a commit waits, it looks before every packet and flushes what is
-   buffered before it reads (a read reuses the NET buffer), so an ack waits
-   for the dump thread's next packet at most, not for the next group's
-   flush. Otherwise only when nothing is buffered. It looks at the socket
-   only once the ack reader thread saw input there (Replica::input_seen):
-   a poll() per packet cost more than the rest of our work per event. */
-bool Source::drain_acks(NET *net) {
-  if (net->vio == nullptr) return false;
-  const bool buffered = net->write_pos != net->buff;
-  if (buffered && waiting.load(std::memory_order_relaxed) == 0) return false;
-  Vio *vio = net->vio;
-  if (!vio->has_data(vio)) {
-    if (tl_input_seen != nullptr &&
-        !tl_input_seen->load(std::memory_order_acquire))
-      return false;
-    if (vio_io_wait(vio, VIO_IO_EVENT_READ, 0) <= 0) {
-      input_consumed();  // read by read_ack() meanwhile
-      return false;
-    }
-  }
-  if (buffered && net_flush(net)) return false;  // the dump ends on net errors
-  Pos got;
-  do {
-    if (!read_one_ack(net, &got)) break;
-  } while (vio->has_data(vio) || vio_io_wait(vio, VIO_IO_EVENT_READ, 0) > 0);
-  input_consumed();
-  return true;
-}
-
-/* Dump thread, its socket read empty: the ack reader thread may watch it
-   for input again (it stopped when it last saw some). */
-void Source::input_consumed() {
-  if (tl_input_seen != nullptr && tl_input_seen->exchange(false))
-    wake_receiver();
+/* Dump thread, back from the wait (or about to send a heartbeat from it). */
+void Source::dump_wait_end() {
+  if (tl_conn != nullptr) tl_conn->turn.take();
 }
 
 /* ---- dump threads ------------------------------------------------------ */
-
-/* Dump thread, at its start: the heartbeat period the replica asked for
-   (nanoseconds, the user variable the server's Binlog_sender reads too); 0
-   if it asked for none. */
-long long heartbeat_period_ns() {
-  for (const char *name : {"source_heartbeat_period", "master_heartbeat_period"}) {
-    long long ns = 0;
-    int null_value = 1;
-    if (get_user_var_int(name, &ns, &null_value) == 0 && !null_value) return ns;
-  }
-  return 0;
-}
 
 int Source::transmit_start(Binlog_transmit_param *param, const char *file,
                            my_off_t pos) {
@@ -1321,22 +1101,24 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
                     param->server_id, refuse);
     return 1;
   }
+  auto conn = std::make_shared<ReplicaConnection>();
+  conn->vio = net->vio;
+  conn->fd = vio_fd(net->vio);
+  const int fl = fcntl(conn->fd, F_GETFL);
+  conn->poll_before_read = fl < 0 || (fl & O_NONBLOCK) == 0;
+  // TLS: one SSL session, read by whoever holds the turn (this thread now).
+  const bool reader = opt_ack_reader && vio_type(net->vio) != VIO_TYPE_SSL;
+  if (!reader) conn->turn.take();
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     tl_replica_id = ++m_next_id;
     Replica &r = replicas[tl_replica_id];
     r.server_id = param->server_id;
-    r.fd = vio_fd(net->vio);
-    // TLS: the dump thread owns the SSL session and reads the acks itself.
-    r.reader = opt_ack_reader && vio_type(net->vio) != VIO_TYPE_SSL;
-    if (r.reader)
-      r.splitter = std::make_unique<wire::PacketSplitter>();
-    else
-      r.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: plain reads
-    tl_reader = r.reader;
-    tl_input_seen = r.reader ? nullptr : &r.input_seen;
-    r.wake_by_heartbeat = !r.reader && heartbeat_period_ns() > 0;
-    tl_wake_by_heartbeat = r.wake_by_heartbeat;
+    r.fd = conn->fd;
+    r.reader = reader;
+    r.conn = conn;
+    tl_reader = reader;
+    tl_conn = reader ? nullptr : conn.get();
     // A replica asking from (file, pos) has everything before it. With GTID
     // auto-position there is no file; its first heartbeat ack says the same.
     if (file != nullptr && *file != '\0' && pos > 4) {
@@ -1353,26 +1135,28 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
                   "(%s; acks read by the %s)",
                   param->server_id,
                   vio_type(net->vio) == VIO_TYPE_SSL ? "TLS" : "no TLS",
-                  tl_reader ? "ack reader thread" : "dump thread");
+                  tl_reader ? "ack reader thread"
+                            : "dump thread, or the ack reader while the dump "
+                              "thread waits");
   return 0;
 }
 
 void Source::transmit_stop() {
   if (tl_replica_id == 0) return;
+  // After this the ack reader never touches the connection (its Vio goes).
+  if (tl_conn != nullptr) tl_conn->turn.close();
   std::uint32_t server_id = 0;
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     auto it = replicas.find(tl_replica_id);
     if (it != replicas.end()) {
       server_id = it->second.server_id;
-      if (it->second.wake_fd >= 0) close(it->second.wake_fd);
       replicas.erase(it);
     }
   }
   tl_replica_id = 0;
   tl_reader = false;
-  tl_wake_by_heartbeat = false;
-  tl_input_seen = nullptr;
+  tl_conn = nullptr;
   // The thread goes back to the server (a pool worker serves others next).
   follow_realtime_setting(tl_realtime, false, "dump thread");
   wake_receiver();
@@ -1493,10 +1277,7 @@ int on_reserve_header(Binlog_transmit_param *, unsigned char *header,
   follow_realtime_setting(tl_realtime,
                           opt_realtime_ack_path && dump_thread_on_ack_path(),
                           "dump thread");
-  THD *thd = current_thd;
-  if (!tl_reader &&
-      g_source->drain_acks(thd->get_protocol_classic()->get_net()))
-    thd->clear_error();  // a lost replica shows in its state, not here
+  g_source->drain_acks();
   if (size < wire::kEventHeaderSize) return 1;
   header[0] = wire::kEventMagic;
   header[1] = 0;
@@ -1511,11 +1292,7 @@ int on_before_send_event(Binlog_transmit_param *, unsigned char *packet,
   if (len < 1 + wire::kEventHeaderSize || packet[1] != wire::kEventMagic)
     return 0;
   tl_last_flagged = g_source->before_send_event(file, pos);
-  if (tl_last_flagged) {
-    packet[2] |= wire::kFlagAckRequested;
-    snprintf(tl_flagged_file, sizeof(tl_flagged_file), "%s", file);
-    tl_flagged_pos = pos;
-  }
+  if (tl_last_flagged) packet[2] |= wire::kFlagAckRequested;
   return 0;
 }
 
@@ -1526,13 +1303,10 @@ int on_after_send_event(Binlog_transmit_param *, const char *, unsigned long,
   THD *thd = current_thd;
   NET *net = thd->get_protocol_classic()->get_net();
   // The replica must see a flagged event now, not when the buffer fills.
-  if (net_flush(net)) return 0;  // the server ends the dump on net errors
-  if (tl_reader) return 0;       // the ack reader thread takes the ack
-  // The ack reader thread wakes us (a heartbeat then reads the ack).
-  if (tl_wake_by_heartbeat) return 0;
-  if (g_source->ack_may_wait(tl_flagged_file, tl_flagged_pos)) return 0;
-  g_source->read_ack(net, tl_flagged_file, tl_flagged_pos);
-  thd->clear_error();
+  // The ack is read as it arrives: by the ack reader (plain TCP, or TLS
+  // while this thread waits for the next event), or by this thread before
+  // its next packet. The server ends the dump on net errors.
+  net_flush(net);
   return 0;
 }
 
@@ -1542,7 +1316,12 @@ bool on_statement_end(THD *thd, strata_park_resume_fn resume, void *arg) {
 
 void on_resumed(THD *thd) { g_source->resumed(thd); }
 
-const Strata_park_sync park_ops = {on_statement_end, on_resumed};
+void on_dump_wait_begin(THD *) { g_source->dump_wait_begin(); }
+
+void on_dump_wait_end(THD *) { g_source->dump_wait_end(); }
+
+const Strata_park_sync park_ops = {on_statement_end, on_resumed,
+                                   on_dump_wait_begin, on_dump_wait_end};
 
 int on_after_reset_master(Binlog_transmit_param *) {
   g_source->reset();
@@ -1628,9 +1407,10 @@ MYSQL_SYSVAR_ENUM(wait_point, opt_wait_point, PLUGIN_VAR_OPCMDARG,
 MYSQL_SYSVAR_BOOL(ack_reader, opt_ack_reader, PLUGIN_VAR_OPCMDARG,
                   "Read the acknowledgements of plain-TCP strong-sync "
                   "replicas in the plugin's ack reader thread as they arrive "
-                  "(ON, the default); OFF: the dump thread reads them between "
-                  "packets, as always on TLS connections. Takes effect when "
-                  "a replica connects.",
+                  "(ON, the default); OFF: as always on TLS connections, the "
+                  "dump thread reads them before its next packet, and the ack "
+                  "reader only while the dump thread waits for the binary "
+                  "log to grow. Takes effect when a replica connects.",
                   nullptr, nullptr, true);
 
 void update_realtime(MYSQL_THD, SYS_VAR *, void *ptr, const void *val) {
@@ -1643,14 +1423,14 @@ MYSQL_SYSVAR_BOOL(realtime_ack_path, opt_realtime_ack_path,
                   PLUGIN_VAR_OPCMDARG,
                   "Run the threads a strong-sync acknowledgement passes "
                   "through on this source (the dump threads of strong-sync "
-                  "replicas while commits wait, the ack reader, the binlog "
-                  "watcher, a session while it sleeps waiting for its ack) "
+                  "replicas while commits wait, the ack reader, a session "
+                  "while it sleeps waiting for its ack) "
                   "with the realtime policy SCHED_RR, so that busy CPUs do "
                   "not delay them (ON, the default; needs CAP_SYS_NICE or "
                   "RLIMIT_RTPRIO >= 1, otherwise a warning is logged and "
                   "they run at normal priority). "
                   "Strata_sync_source_realtime_threads counts the first "
-                  "three.",
+                  "two.",
                   nullptr, update_realtime, true);
 
 SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
@@ -1717,7 +1497,7 @@ int show_realtime_threads(MYSQL_THD, SHOW_VAR *var, char *buf) {
   return show_number(var, buf,
                      static_cast<std::uint64_t>(n_realtime_threads.load()));
 }
-STRATA_SHOW(dump_thread_wakes, number, s.n_dump_wakes)
+STRATA_SHOW(dump_thread_acks, number, s.n_dump_thread_acks)
 STRATA_SHOW(ack_reader_replicas, number, [&s] {
   std::uint64_t n = 0;
   for (const auto &r : s.replicas)
@@ -1743,7 +1523,7 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(ack_rtt_p99_us),
     STRATA_STATUS(ack_rtt_histogram),
     STRATA_STATUS(ack_reader_replicas),
-    STRATA_STATUS(dump_thread_wakes),
+    STRATA_STATUS(dump_thread_acks),
     STRATA_STATUS(realtime_threads),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
 };
