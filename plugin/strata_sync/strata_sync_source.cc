@@ -255,9 +255,9 @@ constexpr std::size_t kMaxSentTimes = 4096;
 /* Per dump thread: which replica this thread serves (0 = async replica).
    A binlog dump runs on one OS thread from start to stop. */
 thread_local std::uint64_t tl_replica_id = 0;
-thread_local bool tl_reader = false;  // the ack reader thread reads its acks
-/* Otherwise the connection whose read turn this dump thread holds while it
-   runs (kept alive by its Replica until transmit_stop()). */
+/* Unless the ack reader thread reads all its acks (plain TCP), the
+   connection whose read turn this dump thread holds while it runs (kept
+   alive by its Replica until transmit_stop()). */
 thread_local ReplicaConnection *tl_conn = nullptr;
 thread_local bool tl_last_flagged = false;
 /* The first ack point after what this dump thread sent: the events before
@@ -958,8 +958,8 @@ ReadResult read_connection(ReplicaConnection &c, unsigned char *buf,
     }
     if (got == 0) return ReadResult::kClosed;
     if (errno == EINTR) continue;
-    return errno == EAGAIN ? ReadResult::kWouldBlock  // == EWOULDBLOCK
-                                                   : ReadResult::kFailed;
+    // EWOULDBLOCK == EAGAIN on Linux.
+    return errno == EAGAIN ? ReadResult::kWouldBlock : ReadResult::kFailed;
   }
 }
 
@@ -1117,7 +1117,6 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
     r.fd = conn->fd;
     r.reader = reader;
     r.conn = conn;
-    tl_reader = reader;
     tl_conn = reader ? nullptr : conn.get();
     // A replica asking from (file, pos) has everything before it. With GTID
     // auto-position there is no file; its first heartbeat ack says the same.
@@ -1135,7 +1134,7 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
                   "(%s; acks read by the %s)",
                   param->server_id,
                   vio_type(net->vio) == VIO_TYPE_SSL ? "TLS" : "no TLS",
-                  tl_reader ? "ack reader thread"
+                  reader ? "ack reader thread"
                             : "dump thread, or the ack reader while the dump "
                               "thread waits");
   return 0;
@@ -1155,7 +1154,6 @@ void Source::transmit_stop() {
     }
   }
   tl_replica_id = 0;
-  tl_reader = false;
   tl_conn = nullptr;
   // The thread goes back to the server (a pool worker serves others next).
   follow_realtime_setting(tl_realtime, false, "dump thread");

@@ -389,7 +389,7 @@ def counters(src: MysqldInstance, rep: MysqldInstance) -> dict:
              "Strata_sync_source_ack_rtts", "Strata_sync_source_ack_rtt_time_us",
              "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_tx_waits",
              "Rpl_semi_sync_source_tx_wait_time", "Com_commit", "Threadpool_parks",
-             "Innodb_row_lock_waits", "Innodb_row_lock_time", "Strata_sync_source_dump_thread_wakes"]
+             "Innodb_row_lock_waits", "Innodb_row_lock_time", "Strata_sync_source_dump_thread_acks"]
     out = {n: int(status(src, n) or 0) for n in names}
     for n in ("Strata_sync_replica_acks_sent", "Strata_sync_replica_acks_coalesced",
               "Strata_sync_replica_ack_latency_us"):
@@ -463,9 +463,9 @@ def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply
         res["ack_rtt_us"] = (d["Strata_sync_source_ack_rtt_time_us"] / d["Strata_sync_source_ack_rtts"]
                              if d["Strata_sync_source_ack_rtts"] else 0)
         res["acks_per_txn"] = d["Strata_sync_source_acks"] / txns
-        # The ack reader waking a TLS dump thread for an ack (several per ack: a repeated wake-up).
-        res["dump_wakes_per_ack"] = (d["Strata_sync_source_dump_thread_wakes"] / d["Strata_sync_source_acks"]
-                                     if d["Strata_sync_source_acks"] else 0)
+        # TLS: the share of acks the dump thread read (it had the read turn), the rest the ack reader.
+        res["dump_thread_ack_share"] = (d["Strata_sync_source_dump_thread_acks"] / d["Strata_sync_source_acks"]
+                                        if d["Strata_sync_source_acks"] else 0)
         # The replica's share of the round trip: flagged event read to ack sent.
         res["replica_ack_us"] = (d["Strata_sync_replica_ack_latency_us"] / d["Strata_sync_replica_acks_sent"]
                                  if d["Strata_sync_replica_acks_sent"] else 0)
