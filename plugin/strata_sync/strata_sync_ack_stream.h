@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 
 #include "strata_sync_position.h"
 #include "strata_sync_protocol.h"
@@ -83,13 +84,14 @@ class AckStream {
   }
 
   /* The replica went away in order (not garbage on the stream). */
-  static bool orderly_end(const char *why) {
+  static bool orderly_end(std::string_view why) {
     return why == kClosedWhy || why == kQuitWhy;
   }
 
- private:
   static constexpr const char *kClosedWhy = "connection closed";
   static constexpr const char *kQuitWhy = "COM_QUIT";
+
+ private:
   wire::PacketSplitter m_splitter;
   const char *m_error = nullptr;
 };

@@ -89,10 +89,10 @@ inline std::size_t encode_ack(unsigned char *buf, const char *file,
 /* The replica-to-source direction of a strong-sync dump connection carries
    nothing but ack packets (and, at the end, COM_QUIT), each one MySQL
    protocol packet: 3-byte little-endian payload length, 1-byte sequence
-   number, payload. On plain TCP the source's ack reader thread reads these
-   bytes straight from the socket (the dump thread never reads from it), so
-   it has to find the packet boundaries itself: PacketSplitter does that
-   over whatever chunks recv() returned. A payload longer than kAckMaxSize
+   number, payload. The source reads these bytes straight from the socket
+   (plain TCP) or the SSL session (TLS), never through the connection's
+   NET, so it has to find the packet boundaries itself: PacketSplitter does
+   that over whatever chunks a read returned (strata_sync_ack_stream.h). A payload longer than kAckMaxSize
    is an error (no valid packet is that long). */
 inline constexpr std::size_t kPacketHeaderSize = 4;
 inline constexpr unsigned char kComQuit = 0x01;

@@ -905,7 +905,7 @@ void Source::receiver_loop() {
           continue;
         }
         if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
-          lost_locked(r, "connection closed");
+          lost_locked(r, AckStream::kClosedWhy);
           continue;
         }
         if (fds[i].revents & POLLIN) turn_reads.emplace_back(it->first, r.conn);

@@ -80,6 +80,7 @@ TEST(StrataSyncAckStream, OrderlyEndsAndGarbageAreTold) {
     const char *why = stream.read_available(closed, ignore);
     ASSERT_NE(why, nullptr);
     EXPECT_TRUE(AckStream::orderly_end(why));
+    EXPECT_TRUE(AckStream::orderly_end(std::string("connection closed")));
     // The stream stays ended: no further read is attempted.
     FakeConnection more{{ack_packet("binlog.000001", 5)}};
     EXPECT_EQ(stream.read_available(more, ignore), why);
