@@ -27,8 +27,9 @@ from strata_tools import paths, ports
 
 from . import report as rp
 from .plan import Plan, format_duration, group_points
+from . import client_machine as cm
 from .runner import BenchError, Interrupted, Progress, Runner, Signals
-from .scenarios import (PRESETS, SCENARIOS, PlanError, dataset, human_bytes, parse_size, preset,
+from .scenarios import (LUA_DIR, PRESETS, SCENARIOS, PlanError, dataset, human_bytes, parse_size, preset,
                         scenario)
 from .targets import open_files_needed, parse_targets, server_options, marker_matches, home_of
 
@@ -143,6 +144,21 @@ def check_sysbench(binary: str) -> str:
     return path
 
 
+def open_client_machine(destination: str, listen: str | None, progress: Progress) -> cm.ClientMachine:
+    """Probes the client machine, copies our lua scripts there; the servers will listen for it."""
+    import dataclasses
+    try:
+        machine = cm.probe(destination)
+        if listen:
+            machine = dataclasses.replace(machine, server_address=listen)
+        cm.install_scripts(machine, LUA_DIR)
+    except cm.ClientMachineError as e:
+        raise BenchError(str(e)) from None
+    progress.say(f"sysbench {machine.sysbench_version} runs on {destination} ({machine.client_address}); "
+                 f"the servers listen on {machine.server_address} too, for {cm.BENCH_USER}@{machine.client_address}")
+    return machine
+
+
 def raise_open_files(need: int) -> str | None:
     """Raise RLIMIT_NOFILE (inherited by mysqld and sysbench) to at least `need`."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -245,10 +261,13 @@ def cmd_run(args, argv: list[str]) -> int:
     progress = Progress()
     plan, name = build_plan(args)
     lock = wait_for_other_benchmarks(progress)  # noqa: F841 (held until exit)
-    sysbench_bin = check_sysbench(args.sysbench)
+    client = open_client_machine(args.client_ssh, args.listen, progress) if args.client_ssh else None
+    sysbench_bin = args.sysbench if client else check_sysbench(args.sysbench)
     needs = plan.needs()
     extra_opts = parse_sets(args.set)
     options = server_options(plan.pool_bytes, needs, extra_opts)
+    if client:
+        options["bind-address"] = client.bind_address()
     limit_note = raise_open_files(open_files_needed(needs))
     ensure_builds(sorted({t.flavor for t in plan.targets}, key=[t.flavor for t in plan.targets].index),
                   args.build, progress)
@@ -262,8 +281,8 @@ def cmd_run(args, argv: list[str]) -> int:
         return MysqldServer(target, ds, home, port, options)
 
     runner = Runner(plan, factory, data_root, out_dir, args.port, sysbench_bin, progress,
-                    client_policy=getattr(args, "client_policy", "normal"))
-    meta = base_meta(plan, name, argv, options, args)
+                    client_policy=getattr(args, "client_policy", "normal"), client=client)
+    meta = base_meta(plan, name, argv, options, args, client)
     meta["servers"] = {t.spec: f"{server_version(t.flavor)} ({paths.server_build(t.flavor)})" for t in plan.targets}
     if limit_note:
         meta["notes"].append(limit_note)
@@ -330,7 +349,11 @@ def _signame(signum: int) -> str:
     return signal.Signals(signum).name
 
 
-def base_meta(plan: Plan, name: str, argv: list[str], options: dict, args) -> dict:
+def base_meta(plan: Plan, name: str, argv: list[str], options: dict, args,
+              client: cm.ClientMachine | None = None) -> dict:
+    where = (f"sysbench 1.0.20 on a machine of its own ({client.destination}, {client.client_address}), "
+             f"mysqld here, over TCP to {client.server_address}" if client else
+             "sysbench 1.0.20 and mysqld on the same machine, over loopback TCP")
     return {
         "title": args.title or f"sysbench {name}: {' vs '.join(t.spec for t in plan.targets)}",
         "preset": name,
@@ -340,7 +363,7 @@ def base_meta(plan: Plan, name: str, argv: list[str], options: dict, args) -> di
         "git": git_describe(),
         "baseline": plan.targets[0].spec,
         "setup": [
-            "sysbench 1.0.20 and mysqld on the same machine, over loopback TCP; only one server runs at a time",
+            f"{where}; only one server runs at a time",
             "targets alternate point by point and the order flips every point (A B, B A, ...)",
             f"each point: {plan.warmup}s warm-up (sysbench --report-checkpoints) then {plan.seconds}s measured"
             + (f", {plan.settle}s pause between points" if plan.settle else ""),
@@ -455,6 +478,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="title of results.md / the report page")
     p.add_argument("--build", action="store_true", help="build missing servers with scripts/build-server")
     p.add_argument("--sysbench", default="sysbench", help="the sysbench program")
+    p.add_argument("--client-ssh", metavar="DESTINATION",
+                   help="run sysbench on another machine, reached with `ssh DESTINATION` (key-based, sysbench "
+                        "1.0.20 installed there); the servers then also listen on this machine's address as "
+                        "that machine sees it, for the account strata_bench@<its address>")
+    p.add_argument("--listen", metavar="ADDRESS",
+                   help="with --client-ssh: the address the servers listen on for it, when the benchmark "
+                        "network is not the one ssh uses")
 
     p = sub.add_parser("plan", help="print what a run would do and how long it would take")
     plan_args(p)

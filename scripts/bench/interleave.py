@@ -17,7 +17,8 @@ A server's my.cnf is used as strata-bench wrote it (its port included);
 --mysqld-args LABEL="--opt=v ..." adds options to one server, --sysbench-args
 to every run. Prints every
 window, then per server the median QPS and the median, mean and standard
-error of its per-cycle ratio to the first server.
+error of its per-cycle ratio to the first server. With --client-ssh
+DESTINATION sysbench runs on that machine instead (client_machine.py).
 """
 
 import argparse
@@ -31,6 +32,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import client_machine as cm  # noqa: E402
+from bench.scenarios import LUA_DIR  # noqa: E402
 from bench.sysbench import Connection, base_args, fatal_summary, parse_interval  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -50,12 +53,23 @@ def ping(port: int) -> bool:
                           capture_output=True).returncode == 0
 
 
-def sysbench_args(script: str, port: int, threads: int, seconds: int, tables: int, rows: int) -> list[str]:
-    args = ["sysbench", *base_args(script, Connection("127.0.0.1", port), tables, rows),
+def mysql(port: int, statement: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "mysql"), "-uroot", "-h127.0.0.1", f"-P{port}", "-e", statement],
+                          capture_output=True, text=True)
+
+
+def sysbench_args(script: str, conn: Connection, threads: int, seconds: int, tables: int, rows: int) -> list[str]:
+    args = ["sysbench", *base_args(script, conn, tables, rows),
             f"--threads={threads}", f"--time={seconds}", "--report-interval=1"]
     if script == "oltp_point_select":
         args.append("--skip_trx=on")
     return args
+
+
+def run_sysbench(argv: list[str], client: cm.ClientMachine | None) -> subprocess.CompletedProcess:
+    if client:
+        return client.run(argv, LUA_DIR)
+    return subprocess.run(argv, capture_output=True, text=True)
 
 
 def window_qps(output: str, warm: int, secs: int) -> float:
@@ -92,7 +106,23 @@ def main() -> None:
     ap.add_argument("--sysbench-args", default="", help='e.g. "--db-ps-mode=disable" for 2,048 read-write threads')
     ap.add_argument("--tables", type=int, default=10)
     ap.add_argument("--rows", type=int, default=25000)
+    ap.add_argument("--client-ssh", metavar="DESTINATION", help="run sysbench on that machine (ssh)")
+    ap.add_argument("--listen", metavar="ADDRESS", help="with --client-ssh: the servers' address for it "
+                    "(default: this machine's address on the ssh connection)")
     opts = ap.parse_args()
+    client = None
+    if opts.client_ssh:
+        import dataclasses
+        try:
+            client = cm.probe(opts.client_ssh)
+            if opts.listen:
+                client = dataclasses.replace(client, server_address=opts.listen)
+            cm.install_scripts(client, LUA_DIR)
+        except cm.ClientMachineError as e:
+            sys.exit(str(e))
+
+    def connection(port: int) -> Connection:
+        return client.connection(port) if client else Connection("127.0.0.1", port)
 
     servers = {}
     for spec in opts.server:
@@ -112,7 +142,9 @@ def main() -> None:
     procs = {}
     try:
         for label, cnf in servers.items():
-            procs[label] = subprocess.Popen([str(BIN / "mysqld"), f"--defaults-file={cnf}", *extra.get(label, [])],
+            listen = [f"--bind-address={client.bind_address()}"] if client else []
+            procs[label] = subprocess.Popen([str(BIN / "mysqld"), f"--defaults-file={cnf}", *extra.get(label, []),
+                                             *listen],
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for label in labels:
             for _ in range(240):
@@ -123,8 +155,14 @@ def main() -> None:
                 time.sleep(0.5)
             else:
                 sys.exit(f"{label}: mysqld did not answer on port {ports[label]}")
-            prewarm = sysbench_args("oltp_read_write", ports[label], 2, 0, opts.tables, opts.rows)
-            subprocess.run(prewarm + ["prewarm"], capture_output=True, check=True)
+            for statement in client.account_sql() if client else []:
+                made = mysql(ports[label], statement)
+                if made.returncode != 0:
+                    sys.exit(f"{label}: {statement}: {made.stderr.strip()}")
+            prewarm = sysbench_args("oltp_read_write", connection(ports[label]), 2, 0, opts.tables, opts.rows)
+            warmed = run_sysbench(prewarm + ["prewarm"], client)
+            if warmed.returncode != 0:
+                sys.exit(f"{label}: sysbench prewarm failed: {fatal_summary(warmed.stdout + warmed.stderr)}")
         print(f"{opts.script}, {opts.threads} threads, {opts.cycles} cycles of "
               f"{opts.secs} s windows (after {opts.warm} s), servers: {', '.join(labels)}", flush=True)
         # Report seconds sysbench may not print: under thousands of clients a
@@ -135,10 +173,9 @@ def main() -> None:
             order = labels if i % 2 == 0 else labels[::-1]
             cycle = {}
             for label in order:
-                run = subprocess.run(sysbench_args(opts.script, ports[label], opts.threads,
-                                                   opts.warm + opts.secs + margin, opts.tables, opts.rows)
-                                     + shlex.split(opts.sysbench_args) + ["run"],
-                                     capture_output=True, text=True)
+                run = run_sysbench(sysbench_args(opts.script, connection(ports[label]), opts.threads,
+                                                 opts.warm + opts.secs + margin, opts.tables, opts.rows)
+                                   + shlex.split(opts.sysbench_args) + ["run"], client)
                 if run.returncode != 0:
                     sys.exit(f"{label}: sysbench failed: {fatal_summary(run.stdout + run.stderr) or run.stderr[-2000:]}")
                 try:

@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from . import sysbench as sb
+from .client_machine import ClientMachine
 from .plan import Plan, Step, format_duration
 from .report import CsvLog, PointResult
-from .scenarios import Dataset
+from .scenarios import LUA_DIR, Dataset
 from .targets import (Target, dir_bytes, forget_dataset, home_of, marker_matches, read_marker,
                       write_marker)
 
@@ -184,7 +185,8 @@ def client_prefix(policy: str) -> list[str]:
 class Runner:
     def __init__(self, plan: Plan, factory: ServerFactory, data_root: Path, out_dir: Path, base_port: int,
                  sysbench_bin: str = "sysbench", progress: Progress | None = None,
-                 prepare_threads: int | None = None, client_policy: str = "normal"):
+                 prepare_threads: int | None = None, client_policy: str = "normal",
+                 client: ClientMachine | None = None):
         self.plan = plan
         self.factory = factory
         self.data_root = data_root
@@ -193,6 +195,7 @@ class Runner:
         self.base_port = base_port
         self.sysbench_bin = sysbench_bin
         self.client_prefix = client_prefix(client_policy)
+        self.client = client
         self.progress = progress or Progress()
         self.prepare_threads = prepare_threads or max(1, min(os.cpu_count() or 2, 8))
         self.started = Started()
@@ -224,12 +227,7 @@ class Runner:
         self.started.add_server(srv)
         self.progress.status(f"starting {target.spec} on port {srv.port}"
                              + (" (new data directory)" if fresh else ""), force=True)
-        try:
-            srv.start()
-        except BenchError:
-            raise
-        except Exception as e:  # ServerError, OSError, MissingBinary, ...
-            raise BenchError(srv.describe_failure(e)) from None
+        self._start(srv)
         if fresh:
             self.prepare(target, ds, srv)
             # A fresh dataset leaves gigabytes of dirty pages and a full redo
@@ -238,15 +236,31 @@ class Runner:
             # that way). A restart flushes them outside any measurement.
             self.progress.status(f"restarting {target.spec} to flush the prepared data", force=True)
             srv.stop()
-            try:
-                srv.start()
-            except Exception as e:
-                raise BenchError(srv.describe_failure(e)) from None
+            self._start(srv)
         info = read_marker(srv.home) or {}
         self.datasets_info[f"{target.spec} {ds.slug}"] = info
         if ds.fits_in_pool:
             self.prewarm(target, ds, srv)
         return srv
+
+    def connection(self, srv: Server) -> sb.Connection:
+        """Where sysbench reaches a server: loopback, or its address on a client machine's network."""
+        return self.client.connection(srv.port) if self.client else sb.Connection("127.0.0.1", srv.port)
+
+    def _start(self, srv: Server) -> None:
+        try:
+            srv.start()
+        except BenchError:
+            raise
+        except Exception as e:  # ServerError, OSError, MissingBinary, ...
+            raise BenchError(srv.describe_failure(e)) from None
+        if self.client:
+            try:
+                for statement in self.client.account_sql():
+                    srv.sql(statement)
+            except Exception as e:
+                raise BenchError(f"{srv.name}: cannot create the account of the client machine "
+                                 f"{self.client.destination}: {e}") from None
 
     def stop(self, srv: Server) -> None:
         self.progress.status(f"stopping {srv.name}", force=True)
@@ -258,7 +272,7 @@ class Runner:
             srv.sql("CREATE DATABASE IF NOT EXISTS sbtest")
         except Exception as e:
             raise BenchError(f"{target.spec}: cannot create database sbtest: {e}") from None
-        conn = sb.Connection("127.0.0.1", srv.port)
+        conn = self.connection(srv)
         log = srv.home / "prepare.log"
         threads = min(self.prepare_threads, ds.tables)
         done = [0]
@@ -281,7 +295,7 @@ class Runner:
 
     def prewarm(self, target: Target, ds: Dataset, srv: Server) -> None:
         """Read every table once (sysbench's own prewarm) so a full-cache run starts cached."""
-        conn = sb.Connection("127.0.0.1", srv.port)
+        conn = self.connection(srv)
         log = srv.home / "prewarm.log"
         self.progress.status(f"prewarming {target.spec} {ds.label}", force=True)
         run = self.sysbench(sb.prewarm_args(conn, ds.tables, ds.rows, min(self.prepare_threads, ds.tables)),
@@ -296,10 +310,16 @@ class Runner:
                  deadline: float) -> SysbenchRun:
         log.parent.mkdir(parents=True, exist_ok=True)
         argv = self.client_prefix + [self.sysbench_bin] + args
+        if self.client:
+            # The remote sysbench ends when our ssh's stdin closes (client_machine.remote_script),
+            # so it gets a pipe that stays open as long as ssh runs.
+            argv, stdin = self.client.command(argv, LUA_DIR), subprocess.PIPE
+        else:
+            stdin = subprocess.DEVNULL
         with open(log, "w") as out:
             out.write("# " + " ".join(argv) + "\n")
             out.flush()
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, errors="replace",
                                     start_new_session=True, bufsize=1)
             self.started.procs.append(proc)
@@ -333,6 +353,8 @@ class Runner:
                 kill_group(proc)
                 reader.join(timeout=5)
                 proc.stdout.close()
+                if proc.stdin:
+                    proc.stdin.close()
                 self.started.procs.remove(proc)
         return SysbenchRun(proc.returncode, "".join(chunks), timed_out)
 
@@ -361,7 +383,7 @@ class Runner:
         ds_name = p.dataset.slug if p.dataset.kind == "fixed" else p.dataset.kind
         label = f"[{step.index + 1}/{total}] {step.target.spec} {p.scenario.name} {p.threads} thr {ds_name}"
         log = self.raw_dir / f"{step.index + 1:03d}-{p.dataset.slug}-{p.scenario.name}-{p.threads}-{step.target.slug}.txt"
-        args = sb.run_args(p.scenario.script, p.scenario.option_dict(), sb.Connection("127.0.0.1", srv.port),
+        args = sb.run_args(p.scenario.script, p.scenario.option_dict(), self.connection(srv),
                            p.dataset.tables, p.dataset.rows, p.threads, self.plan.warmup, self.plan.seconds,
                            self.plan.sysbench_extra_for(p))
         result = PointResult(seq=step.index + 1, dataset=p.dataset.label, tables=p.dataset.tables,

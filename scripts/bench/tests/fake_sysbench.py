@@ -6,7 +6,9 @@ Behaviour from the environment:
   FAKE_SB_TICK     seconds per simulated second (default 0.01)
   FAKE_SB_PIDS     a file to which each invocation appends its pid, command and
                    scheduling policy (policy=N, os.SCHED_*)
+  FAKE_SB_ARGS     a file to which each invocation appends its arguments (JSON)
 """
+import json
 import os
 import sys
 import time
@@ -25,6 +27,12 @@ def main():
     if os.environ.get("FAKE_SB_PIDS"):
         with open(os.environ["FAKE_SB_PIDS"], "a") as f:
             f.write(f"{os.getpid()} {sys.argv[-1]} policy={os.sched_getscheduler(0)}\n")
+    if sys.argv[1:] == ["--version"]:
+        print("sysbench 1.0.20")
+        return 0
+    if os.environ.get("FAKE_SB_ARGS"):
+        with open(os.environ["FAKE_SB_ARGS"], "a") as f:
+            f.write(json.dumps(sys.argv[1:]) + "\n")
     print("sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n", flush=True)
     command = sys.argv[-1]
     tables = int(opt("tables", "1"))
