@@ -26,6 +26,7 @@ A killed local ssh must not leave sysbench running over there and loading
 the next point's server: the remote side runs sysbench in the background
 and kills it when its standard input, the ssh channel, reaches end of file.
 """
+import os
 import re
 import shlex
 import subprocess
@@ -35,7 +36,8 @@ from pathlib import Path
 from .sysbench import Connection, version as sysbench_version
 
 BENCH_USER = "strata_bench"
-SSH = ("ssh", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15")
+# $STRATA_BENCH_SSH replaces the program, e.g. "ssh -F my_config" or "ssh -p 2222".
+SSH = (*shlex.split(os.environ.get("STRATA_BENCH_SSH", "ssh")), "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15")
 REMOTE_LUA_DIR = "/tmp/strata-bench-lua"
 EXPECTED_SYSBENCH = "1.0.20"
 
