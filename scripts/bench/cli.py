@@ -25,9 +25,9 @@ from pathlib import Path
 
 from strata_tools import paths, ports
 
+from . import client_machine as cm
 from . import report as rp
 from .plan import Plan, format_duration, group_points
-from . import client_machine as cm
 from .runner import BenchError, Interrupted, Progress, Runner, Signals
 from .scenarios import (LUA_DIR, PRESETS, SCENARIOS, PlanError, dataset, human_bytes, parse_size, preset,
                         scenario)
@@ -146,12 +146,8 @@ def check_sysbench(binary: str) -> str:
 
 def open_client_machine(destination: str, listen: str | None, progress: Progress) -> cm.ClientMachine:
     """Probes the client machine, copies our lua scripts there; the servers will listen for it."""
-    import dataclasses
     try:
-        machine = cm.probe(destination)
-        if listen:
-            machine = dataclasses.replace(machine, server_address=listen)
-        cm.install_scripts(machine, LUA_DIR)
+        machine = cm.open_machine(destination, listen, LUA_DIR)
     except cm.ClientMachineError as e:
         raise BenchError(str(e)) from None
     progress.say(f"sysbench {machine.sysbench_version} runs on {destination} ({machine.client_address}); "

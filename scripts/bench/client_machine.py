@@ -26,6 +26,7 @@ A killed local ssh must not leave sysbench running over there and loading
 the next point's server: the remote side runs sysbench in the background
 and kills it when its standard input, the ssh channel, reaches end of file.
 """
+import dataclasses
 import os
 import re
 import shlex
@@ -139,6 +140,15 @@ def probe(destination: str, ssh: tuple[str, ...] = SSH, timeout: float = 60) -> 
         raise ClientMachineError(f"{destination}: ssh failed: {why} (the benchmark needs key-based ssh "
                                  "without a passphrase prompt: BatchMode)")
     return parse_probe(destination, run.stdout, ssh)
+
+
+def open_machine(destination: str, listen: str | None, local_lua_dir: Path) -> ClientMachine:
+    """Probes the client, makes `listen` (when given) the servers' address for it, copies our lua scripts."""
+    machine = probe(destination)
+    if listen:
+        machine = dataclasses.replace(machine, server_address=listen)
+    install_scripts(machine, local_lua_dir)
+    return machine
 
 
 def install_scripts(machine: ClientMachine, local_lua_dir: Path, timeout: float = 120) -> None:

@@ -112,12 +112,8 @@ def main() -> None:
     opts = ap.parse_args()
     client = None
     if opts.client_ssh:
-        import dataclasses
         try:
-            client = cm.probe(opts.client_ssh)
-            if opts.listen:
-                client = dataclasses.replace(client, server_address=opts.listen)
-            cm.install_scripts(client, LUA_DIR)
+            client = cm.open_machine(opts.client_ssh, opts.listen, LUA_DIR)
         except cm.ClientMachineError as e:
             sys.exit(str(e))
 

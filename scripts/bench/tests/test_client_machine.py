@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import unittest
+from unittest import mock
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -143,6 +144,16 @@ class RemoteCommandTest(WithFakes):
                     break
                 time.sleep(0.05)
             self.assertFalse(Path(f"/proc/{pid}").exists(), f"{shell}: the remote sleep {pid} outlived ssh")
+
+    def test_open_machine_with_another_listen_address(self):
+        probed = self.machine()
+        copied = []
+        with mock.patch.object(cm, "probe", return_value=probed), \
+                mock.patch.object(cm, "install_scripts", side_effect=lambda m, d: copied.append(m)):
+            opened = cm.open_machine("client.example", "192.168.7.1", LUA_DIR)
+        self.assertEqual((opened.server_address, opened.client_address), ("192.168.7.1", "10.1.2.4"))
+        self.assertEqual(opened.bind_address(), "127.0.0.1,192.168.7.1")
+        self.assertEqual(copied, [opened])
 
     def test_install_scripts(self):
         m = self.machine()
