@@ -26,19 +26,19 @@ A killed local ssh must not leave sysbench running over there and loading
 the next point's server: the remote side runs sysbench in the background
 and kills it when its standard input, the ssh channel, reaches end of file.
 """
-import dataclasses
 import os
 import re
 import shlex
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .sysbench import Connection, version as sysbench_version
 
 BENCH_USER = "strata_bench"
 # $STRATA_BENCH_SSH replaces the program, e.g. "ssh -F my_config" or "ssh -p 2222".
-SSH = (*shlex.split(os.environ.get("STRATA_BENCH_SSH", "ssh")), "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15")
+SSH = (*shlex.split(os.environ.get("STRATA_BENCH_SSH", "ssh")),
+       "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15")
 REMOTE_LUA_DIR = "/tmp/strata-bench-lua"
 EXPECTED_SYSBENCH = "1.0.20"
 
@@ -146,7 +146,7 @@ def open_machine(destination: str, listen: str | None, local_lua_dir: Path) -> C
     """Probes the client, makes `listen` (when given) the servers' address for it, copies our lua scripts."""
     machine = probe(destination)
     if listen:
-        machine = dataclasses.replace(machine, server_address=listen)
+        machine = replace(machine, server_address=listen)
     install_scripts(machine, local_lua_dir)
     return machine
 
