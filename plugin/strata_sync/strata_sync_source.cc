@@ -60,6 +60,13 @@
      transmit_stop() closes before it unregisters the replica. So no
      connection is read after its dump thread left (its fd may be reused
      then, its Vio freed).
+   - A KILL of a dump thread shuts its Vio down from the killer's thread
+     (SSL_shutdown, shutdown(2), close(2)) before the dump thread gets to
+     transmit_stop(). Polls, recv() and our shutdown() use a duplicate of
+     the socket that we own (ReplicaConnection::fd), so they see the
+     connection's end, never a reused descriptor; SSL_read runs under the
+     dump thread's LOCK_thd_data, which the killer holds, and only while
+     the Vio is open (read_tls()).
    - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
      clears it). A waiter leaves when covered, or when the policy, a disable,
      a reset or shutdown releases it; every release without quorum is
@@ -225,7 +232,23 @@ struct Waiter {
    connection. Owned by its Replica and, while the ack reader reads it, by
    the reader too (the Replica may be erased meanwhile). */
 struct ReplicaConnection {
+  ReplicaConnection() = default;
+  ReplicaConnection(const ReplicaConnection &) = delete;
+  ReplicaConnection &operator=(const ReplicaConnection &) = delete;
+  ~ReplicaConnection() {
+    if (fd >= 0) ::close(fd);
+  }
+
   Vio *vio = nullptr;  // the dump thread's; read only until turn.close()
+  /* The dump thread's THD: a KILL (or the server's shutdown) shuts its Vio
+     down from another thread under its LOCK_thd_data, which is why a TLS
+     read holds that mutex and first checks that the Vio is still open. */
+  THD *thd = nullptr;
+  /* Our own duplicate of the connection's socket, for poll(), recv() and
+     shutdown(). The Vio's descriptor is closed by whoever shuts the Vio
+     down (a KILL does, from the killer's thread, before the dump thread
+     unregisters), and the server's next accept() may be given that number
+     at once; this one stays ours until the last owner lets go. */
   int fd = -1;
   /* A blocking socket (no network timeouts): SSL_read only after a poll()
      said there is input, so that a reader never sleeps in it. */
@@ -236,7 +259,7 @@ struct ReplicaConnection {
 
 struct Replica {
   std::uint32_t server_id = 0;
-  int fd = -1;
+  int fd = -1;  // conn->fd, our duplicate of the socket
   bool connected = true;  // false after EOF/error on its socket
   bool has_ack = false;
   Pos acked;
@@ -923,33 +946,57 @@ void Source::receiver_loop() {
   }
 }
 
-/* One read of a replica connection that does not block: SSL_read on TLS
-   (by the holder of the read turn), recv() on plain TCP. */
-ReadResult read_connection(ReplicaConnection &c, unsigned char *buf,
-                           std::size_t capacity, std::size_t *n) {
-  if (vio_type(c.vio) == VIO_TYPE_SSL) {
-    SSL *ssl = static_cast<SSL *>(c.vio->ssl_arg);
-    if (c.poll_before_read && SSL_pending(ssl) == 0) {
-      pollfd p{c.fd, POLLIN, 0};
-      if (poll(&p, 1, 0) <= 0) return ReadResult::kWouldBlock;
-    }
+/* The holder of c's read turn, TLS: one SSL_read that does not block.
+   SSL_read goes through the Vio's own descriptor and SSL session, both of
+   which a KILL of the dump thread tears down from the killer's thread
+   (THD::shutdown_active_vio: SSL_shutdown, then the socket is shut down and
+   closed) while the turn may be ours. The killer holds the dump thread's
+   LOCK_thd_data for that, so we read under it and only while the Vio is
+   open: never at the same time as SSL_shutdown, never from a closed (maybe
+   already reused) descriptor. Lock order: the turn, then LOCK_thd_data; no
+   thread holding LOCK_thd_data waits for a turn. The lock is held for one
+   non-blocking read, which the killer waits for at most. */
+ReadResult read_tls(ReplicaConnection &c, unsigned char *buf,
+                    std::size_t capacity, std::size_t *n) {
+  SSL *ssl = static_cast<SSL *>(c.vio->ssl_arg);
+  if (c.poll_before_read && SSL_pending(ssl) == 0) {
+    pollfd p{c.fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return ReadResult::kWouldBlock;
+  }
+  mysql_mutex_lock(&c.thd->LOCK_thd_data);
+  ReadResult result = ReadResult::kClosed;
+  if (!c.vio->inactive) {
     ERR_clear_error();
     const int got = SSL_read(ssl, buf, static_cast<int>(capacity));
     if (got > 0) {
       *n = static_cast<std::size_t>(got);
-      return ReadResult::kBytes;
-    }
-    switch (SSL_get_error(ssl, got)) {
-      case SSL_ERROR_WANT_READ:
-      case SSL_ERROR_WANT_WRITE:
-        return ReadResult::kWouldBlock;
-      case SSL_ERROR_ZERO_RETURN:
-        return ReadResult::kClosed;
-      default:
-        ERR_clear_error();
-        return ReadResult::kFailed;
+      result = ReadResult::kBytes;
+    } else {
+      switch (SSL_get_error(ssl, got)) {
+        case SSL_ERROR_WANT_READ:
+        case SSL_ERROR_WANT_WRITE:
+          result = ReadResult::kWouldBlock;
+          break;
+        case SSL_ERROR_ZERO_RETURN:
+          result = ReadResult::kClosed;
+          break;
+        default:
+          ERR_clear_error();
+          result = ReadResult::kFailed;
+      }
     }
   }
+  mysql_mutex_unlock(&c.thd->LOCK_thd_data);
+  return result;
+}
+
+/* One read of a replica connection that does not block: SSL_read on TLS
+   (by the holder of the read turn), recv() on plain TCP (from our own
+   descriptor: after a KILL it reads the end of the connection, never
+   another one's bytes). */
+ReadResult read_connection(ReplicaConnection &c, unsigned char *buf,
+                           std::size_t capacity, std::size_t *n) {
+  if (vio_type(c.vio) == VIO_TYPE_SSL) return read_tls(c, buf, capacity, n);
   for (;;) {
     const ssize_t got = ::recv(c.fd, buf, capacity, MSG_DONTWAIT);
     if (got > 0) {
@@ -1103,7 +1150,17 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
   }
   auto conn = std::make_shared<ReplicaConnection>();
   conn->vio = net->vio;
-  conn->fd = vio_fd(net->vio);
+  conn->thd = thd;
+  conn->fd = fcntl(vio_fd(net->vio), F_DUPFD_CLOEXEC, 0);
+  if (conn->fd < 0) {
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: refusing replica server_id %u: cannot "
+                    "duplicate its socket to read acks from: %s",
+                    param->server_id, strerror(errno));
+    return 1;
+  }
+  // O_NONBLOCK belongs to the socket's open file, which both descriptors
+  // share.
   const int fl = fcntl(conn->fd, F_GETFL);
   conn->poll_before_read = fl < 0 || (fl & O_NONBLOCK) == 0;
   // TLS: one SSL session, read by whoever holds the turn (this thread now).
