@@ -946,46 +946,48 @@ void Source::receiver_loop() {
   }
 }
 
-/* The holder of c's read turn, TLS: one SSL_read that does not block.
-   SSL_read goes through the Vio's own descriptor and SSL session, both of
-   which a KILL of the dump thread tears down from the killer's thread
-   (THD::shutdown_active_vio: SSL_shutdown, then the socket is shut down and
-   closed) while the turn may be ours. The killer holds the dump thread's
-   LOCK_thd_data for that, so we read under it and only while the Vio is
-   open: never at the same time as SSL_shutdown, never from a closed (maybe
-   already reused) descriptor. Lock order: the turn, then LOCK_thd_data; no
-   thread holding LOCK_thd_data waits for a turn. The lock is held for one
-   non-blocking read, which the killer waits for at most. */
-ReadResult read_tls(ReplicaConnection &c, unsigned char *buf,
-                    std::size_t capacity, std::size_t *n) {
+/* One SSL_read of an open TLS connection that does not block. */
+ReadResult ssl_read_open(ReplicaConnection &c, unsigned char *buf,
+                         std::size_t capacity, std::size_t *n) {
   SSL *ssl = static_cast<SSL *>(c.vio->ssl_arg);
   if (c.poll_before_read && SSL_pending(ssl) == 0) {
     pollfd p{c.fd, POLLIN, 0};
     if (poll(&p, 1, 0) <= 0) return ReadResult::kWouldBlock;
   }
-  mysql_mutex_lock(&c.thd->LOCK_thd_data);
-  ReadResult result = ReadResult::kClosed;
-  if (!c.vio->inactive) {
-    ERR_clear_error();
-    const int got = SSL_read(ssl, buf, static_cast<int>(capacity));
-    if (got > 0) {
-      *n = static_cast<std::size_t>(got);
-      result = ReadResult::kBytes;
-    } else {
-      switch (SSL_get_error(ssl, got)) {
-        case SSL_ERROR_WANT_READ:
-        case SSL_ERROR_WANT_WRITE:
-          result = ReadResult::kWouldBlock;
-          break;
-        case SSL_ERROR_ZERO_RETURN:
-          result = ReadResult::kClosed;
-          break;
-        default:
-          ERR_clear_error();
-          result = ReadResult::kFailed;
-      }
-    }
+  ERR_clear_error();
+  const int got = SSL_read(ssl, buf, static_cast<int>(capacity));
+  if (got > 0) {
+    *n = static_cast<std::size_t>(got);
+    return ReadResult::kBytes;
   }
+  switch (SSL_get_error(ssl, got)) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+      return ReadResult::kWouldBlock;
+    case SSL_ERROR_ZERO_RETURN:
+      return ReadResult::kClosed;
+    default:
+      ERR_clear_error();
+      return ReadResult::kFailed;
+  }
+}
+
+/* The holder of c's read turn, TLS. SSL_read goes through the Vio's own
+   descriptor and SSL session, both of which a KILL of the dump thread
+   tears down from the killer's thread (THD::shutdown_active_vio:
+   SSL_shutdown, then the socket is shut down and closed) while the turn
+   may be ours. The killer holds the dump thread's LOCK_thd_data for that,
+   so we read under it and only while the Vio is open: never at the same
+   time as SSL_shutdown, never from a closed (maybe already reused)
+   descriptor. Lock order: the turn, then LOCK_thd_data; no thread holding
+   LOCK_thd_data waits for a turn. The lock is held for one non-blocking
+   read, which the killer waits for at most. */
+ReadResult read_tls(ReplicaConnection &c, unsigned char *buf,
+                    std::size_t capacity, std::size_t *n) {
+  mysql_mutex_lock(&c.thd->LOCK_thd_data);
+  const ReadResult result = c.vio->inactive
+                                ? ReadResult::kClosed
+                                : ssl_read_open(c, buf, capacity, n);
   mysql_mutex_unlock(&c.thd->LOCK_thd_data);
   return result;
 }
