@@ -64,6 +64,11 @@ std::atomic<long long> n_realtime_receivers{0};
 thread_local ThreadPriority tl_priority;
 std::atomic<long long> n_acks_sent{0};
 std::atomic<long long> n_acks_coalesced{0};  // acks folded into a later one
+/* Acks that could not be written, almost always because the connection
+   went away with events still in this side's buffer (a KILL of the dump
+   thread, a source restart): each of those events fails its ack. Counted
+   here; only a connection's first failure is logged. */
+std::atomic<long long> n_acks_failed{0};
 /* Time from reading a flagged event to sending its ack (relay-log write,
    any fsync sync_relay_log asks for, coalescing): the replica's share of
    the source's ack round trip. */
@@ -87,6 +92,7 @@ thread_local char tl_acked_file[wire::kMaxFileNameLength + 1];
 thread_local unsigned long long tl_acked_pos = 0;
 thread_local unsigned tl_deferred_events = 0;
 thread_local unsigned long tl_deferred_bytes = 0;
+thread_local bool tl_ack_failure_logged = false;  // on this connection
 
 constexpr unsigned kMaxDeferredEvents = 64;
 constexpr unsigned long kMaxDeferredBytes = 256 * 1024;
@@ -137,6 +143,7 @@ void deactivate() {
   tl_acked_any = false;
   tl_deferred_events = 0;
   tl_deferred_bytes = 0;
+  tl_ack_failure_logged = false;
 }
 
 /* After a heartbeat was queued: does the position it left say something
@@ -262,11 +269,17 @@ int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
   const bool failed = my_net_write(net, buf, n) || net_flush(net);
   net->pkt_nr = stream_pkt_nr;
   if (failed) {
-    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: channel '%s': sending the ack for %s:%llu "
-                    "failed (error %u)",
-                    param->channel_name, param->master_log_name,
-                    (unsigned long long)param->master_log_pos, net->last_errno);
+    n_acks_failed++;
+    if (!tl_ack_failure_logged)
+      LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: channel '%s': sending the ack for "
+                      "%s:%llu failed (error %u); later failures on this "
+                      "connection are only counted "
+                      "(Strata_sync_replica_acks_failed)",
+                      param->channel_name, param->master_log_name,
+                      (unsigned long long)param->master_log_pos,
+                      net->last_errno);
+    tl_ack_failure_logged = true;
     net->last_errno = 0;
     return 0;
   }
@@ -354,6 +367,13 @@ int show_acks_coalesced(MYSQL_THD, SHOW_VAR *var, char *buf) {
   return 0;
 }
 
+int show_acks_failed(MYSQL_THD, SHOW_VAR *var, char *buf) {
+  var->type = SHOW_LONGLONG;
+  var->value = buf;
+  *reinterpret_cast<long long *>(buf) = n_acks_failed.load();
+  return 0;
+}
+
 int show_ack_latency_us(MYSQL_THD, SHOW_VAR *var, char *buf) {
   var->type = SHOW_LONGLONG;
   var->value = buf;
@@ -375,6 +395,8 @@ SHOW_VAR status_vars[] = {
      SHOW_SCOPE_GLOBAL},
     {"Strata_sync_replica_acks_coalesced", (char *)&show_acks_coalesced,
      SHOW_FUNC, SHOW_SCOPE_GLOBAL},
+    {"Strata_sync_replica_acks_failed", (char *)&show_acks_failed, SHOW_FUNC,
+     SHOW_SCOPE_GLOBAL},
     {"Strata_sync_replica_ack_latency_us", (char *)&show_ack_latency_us,
      SHOW_FUNC, SHOW_SCOPE_GLOBAL},
     {"Strata_sync_replica_ack_latency_max_us",
