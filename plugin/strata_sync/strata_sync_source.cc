@@ -259,7 +259,6 @@ struct ReplicaConnection {
 
 struct Replica {
   std::uint32_t server_id = 0;
-  int fd = -1;  // conn->fd, our duplicate of the socket
   bool connected = true;  // false after EOF/error on its socket
   bool has_ack = false;
   Pos acked;
@@ -885,7 +884,7 @@ void Source::receiver_loop() {
           const bool watch_input = r.second.reader ||
                                    !turn.input_seen.load() || turn.given();
           fds.push_back(
-              {r.second.fd,
+              {r.second.conn->fd,
                static_cast<short>(watch_input ? POLLIN | POLLRDHUP : POLLRDHUP),
                0});
           ids.push_back(r.first);
@@ -1027,7 +1026,7 @@ void Source::lost_locked(Replica &r, const char *why) {
     LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                     "strata_sync: no more acks from replica server_id %u (%s)",
                     r.server_id, why);
-  if (!AckStream::orderly_end(why)) ::shutdown(r.fd, SHUT_RDWR);
+  if (!AckStream::orderly_end(why)) ::shutdown(r.conn->fd, SHUT_RDWR);
 }
 
 /* Ack reader, m_mutex held, r.reader: reads what the socket holds without
@@ -1173,7 +1172,6 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
     tl_replica_id = ++m_next_id;
     Replica &r = replicas[tl_replica_id];
     r.server_id = param->server_id;
-    r.fd = conn->fd;
     r.reader = reader;
     r.conn = conn;
     tl_conn = reader ? nullptr : conn.get();
