@@ -1,6 +1,7 @@
 # Initial CMake cache (cmake -C) for both server builds, the fork and the stock
 # twin: the same compiler, flags and feature set, so benchmark ratios measure
-# our changes only. Measured reasons for each option: ARCHITECTURE.md section 1.
+# our changes only. They keep the build to what we ship: the features below
+# are not built at all (docs/BUILDING.md has what a build costs).
 #
 # Do not add options that change a widely included generated header (for
 # example CMAKE_INSTALL_PREFIX or COMPILATION_COMMENT end up in my_config.h /
@@ -9,7 +10,8 @@
 
 set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "")
 
-# Only what we ship.
+# Only what we ship. NDB needs both switches: with WITH_NDB alone off, the
+# NDB storage engine is still compiled into mysqld.
 set(WITH_NDB OFF CACHE BOOL "")
 set(WITH_NDBCLUSTER_STORAGE_ENGINE OFF CACHE BOOL "")
 set(WITH_ROUTER OFF CACHE BOOL "")
@@ -21,7 +23,8 @@ set(WITH_AUTHENTICATION_KERBEROS OFF CACHE BOOL "")
 set(WITH_AUTHENTICATION_WEBAUTHN OFF CACHE BOOL "")
 set(WITH_FIDO none CACHE STRING "")
 
-# Debian's libraries instead of the bundled copies.
+# Debian's libraries instead of the bundled copies (scripts/setup installs
+# libssl-dev, libprotobuf-dev + libprotoc-dev, libicu-dev).
 set(WITH_SSL system CACHE STRING "")
 set(WITH_PROTOBUF system CACHE STRING "")
 set(WITH_ICU system CACHE STRING "")
