@@ -6,7 +6,8 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+server=  # pid of the test's http server, once started
+trap '[ -z "$server" ] || kill "$server"; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 passed=0 failed=0
 
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
@@ -85,6 +86,128 @@ expect_fail "a mirror serving another file is refused" "does not match the pinne
 cp "$work/fake.tar.gz" "$work/mirror/pool/main/f/fake/fake.tar.gz"
 expect "the tarball downloads from the mirror in the apt sources" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
 cmp -s "$work/cache/fake.tar.gz" "$work/fake.tar.gz" && ok "the verified tarball is cached" || fail "the verified tarball is cached"
+rm -f "$work/cache/fake.tar.gz"
+
+# --- fetch: each form an apt source can take ---
+# Every case writes a fresh /etc/apt at $work/etc. Next to the good mirror, a
+# poisoned one serves a wrong tarball: fetch stops at the first mirror that has
+# the file, so reaching the poison shows a source read or ordered wrongly.
+mkdir -p "$work/poison/pool/main/f/fake" "$work/bin"
+printf 'poisoned' >"$work/poison/pool/main/f/fake/fake.tar.gz"
+good=file://$work/mirror poison=file://$work/poison nowhere=file://$work/nowhere
+# curl that logs each call, so a test can tell what was never handed to it.
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec %s "$@"\n' "$work/curl.log" "$(command -v curl)" >"$work/bin/curl"
+chmod +x "$work/bin/curl"
+new_etc() { rm -rf "$work/etc" "$work/curl.log" "$work/cache/fake.tar.gz"; mkdir -p "$work/etc/sources.list.d"; }
+fetch() { PATH=$work/bin:$PATH STRATA_APT_ETC=$work/etc no_proxy=127.0.0.1 NO_PROXY=127.0.0.1 "$repo/scripts/fetch-upstream"; }
+fetches_from() {  # fetches_from NAME MIRROR : fetch succeeds and took the tarball from MIRROR
+  local name=$1 want=$2 out
+  if ! out=$(fetch 2>&1); then fail "$name" "$out"
+  elif [ "$(sed -n 's/^-- fetching fake.tar.gz from the apt mirror //p' <<<"$out" | tail -1)" != "$want" ]; then
+    fail "$name (not from $want)" "$out"
+  elif ! cmp -s "$work/cache/fake.tar.gz" "$work/fake.tar.gz"; then fail "$name (nothing cached)" "$out"
+  else ok "$name"; fi
+}
+never_curled() {  # never_curled NAME TEXT : no curl call was given TEXT
+  if grep -qF -- "$2" "$work/curl.log" 2>/dev/null; then fail "$1" "$(cat "$work/curl.log")"; else ok "$1"; fi
+}
+
+new_etc
+cat >"$work/etc/sources.list" <<EOF
+# a third-party style entry: several options, a trailing comment
+
+deb [arch=amd64 signed-by=/usr/share/keyrings/x.gpg] $good bookworm main  # the local mirror
+EOF
+fetches_from "one-line: the URI after several [options]" "$good"
+new_etc
+printf 'deb [ arch=amd64,arm64  lang=none ]\t%s bookworm main\n' "$good" >"$work/etc/sources.list"
+fetches_from "one-line: [ options ] with blanks inside the brackets" "$good"
+new_etc
+cat >"$work/etc/sources.list" <<EOF
+#deb $poison bookworm main
+  # deb [arch=amd64] $poison bookworm main
+deb-src $good bookworm main # deb $poison bookworm main
+EOF
+fetches_from "one-line: commented-out entries and trailing comments are not read" "$good"
+new_etc
+echo "deb copy:$work/mirror bookworm main" >"$work/etc/sources.list"
+fetches_from "one-line: a copy: path is fetched as a file" "$good"
+
+new_etc
+cat >"$work/etc/sources.list.d/debian.sources" <<EOF
+TYPES: deb
+Uris: $nowhere
+  $good
+suites: bookworm
+COMPONENTS: main
+EOF
+fetches_from "deb822: field names in any case, URIs continued on the next line" "$good"
+new_etc
+cat >"$work/etc/sources.list.d/debian.sources" <<EOF
+# a disabled stanza is not read, whatever it names
+Types: deb
+URIs: $poison
+Enabled: false
+Suites: bookworm
+
+Types: deb-src
+# URIs: $poison
+URIs: $nowhere $good
+Suites: bookworm
+Components: main
+
+Types: deb deb-src
+URIs: $poison
+Suites: bookworm
+EOF
+fetches_from "deb822: a disabled stanza skipped, stanzas and URIs in order, deb-src used" "$good"
+
+new_etc
+echo "# nothing here" >"$work/etc/sources.list"
+echo "deb $good bookworm main" >"$work/etc/sources.list.d/10-good.list"
+printf 'Types: deb\nURIs: %s\nSuites: bookworm\n' "$poison" >"$work/etc/sources.list.d/20-poison.sources"
+echo "deb $poison bookworm main" >"$work/etc/sources.list.d/00 copy.list"
+fetches_from "sources.list.d in name order whatever the format; names apt skips are not read" "$good"
+
+new_etc
+printf '# tried by priority, lowest first; no priority is last\n%s\tpriority:5\n%s\tpriority:1 type:deb\n\n%s\tpriority:2  arch:amd64\nhttp://mirror.invalid/debian\n' \
+  "$poison" "$nowhere" "$good" >"$work/etc/mirrors.txt"
+echo "deb mirror+file:$work/etc/mirrors.txt bookworm main" >"$work/etc/sources.list"
+fetches_from "mirror+file: the mirrors its list names, by priority (comments, tab metadata)" "$good"
+
+if command -v python3 >/dev/null; then
+  python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work" >"$work/http.out" 2>/dev/null &
+  server=$!
+  for _ in $(seq 50); do grep -q 'port [0-9]' "$work/http.out" && break; sleep 0.1; done
+  web=http://127.0.0.1:$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$work/http.out" | head -1)
+  # A list fetched over the network may not name local files (apt's rule).
+  printf '%s\n%s/mirror\n' "$poison" "$web" >"$work/list.txt"
+  new_etc
+  echo "deb mirror+$web/list.txt bookworm main" >"$work/etc/sources.list"
+  fetches_from "mirror+http: the list is downloaded and only its network mirrors used" "$web/mirror"
+  new_etc
+  echo "deb mirror://${web#http://}/list.txt bookworm main" >"$work/etc/sources.list"
+  fetches_from "mirror:// is mirror+http" "$web/mirror"
+  kill "$server"; server=
+else
+  echo "skip mirror+http tests: no python3 to serve the list"
+fi
+
+cdrom='cdrom:[Debian GNU/Linux 12.5.0 _Bookworm_ - Official amd64 DVD Binary-1 20240210-11:28]/'
+new_etc
+echo "deb $cdrom bookworm contrib main" >"$work/etc/sources.list"
+out=$(fetch 2>&1) && fail "cdrom only: refused (it succeeded)" "$out" ||
+  { [ "$(wc -l <<<"$out")" = 1 ] && grep -qF -- "$cdrom" <<<"$out" && grep -q 'STRATA_UPSTREAM_TARBALL' <<<"$out" &&
+      grep -q 'http(s) or file:' <<<"$out" &&
+      ok "cdrom only: refused in one line naming the entry and what to set" ||
+      fail "cdrom only: refused in one line naming the entry and what to set" "$out"; }
+never_curled "cdrom only: curl is not called" "cdrom:"
+new_etc
+printf 'deb %s bookworm main\ndeb tor+http://mirror.invalid/debian bookworm main\ndeb %s bookworm main\n' \
+  "$cdrom" "$good" >"$work/etc/sources.list"
+fetches_from "unusable entries first (cdrom, tor+http), a usable one later: it downloads" "$good"
+never_curled "the unusable entries are never handed to curl" "cdrom:"
+never_curled "nor the tor+http one" "tor+http"
 rm -f "$work/cache/fake.tar.gz"
 export STRATA_UPSTREAM_TARBALL=$work/fake.tar.gz
 
