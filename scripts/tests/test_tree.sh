@@ -190,7 +190,7 @@ if command -v python3 >/dev/null; then
   fetches_from "mirror:// is mirror+http" "$web/mirror"
   kill "$server"; server=
 else
-  echo "skip mirror+http tests: no python3 to serve the list"
+  fail "mirror+http tests: no python3 to serve the list (scripts/setup installs it)"
 fi
 
 cdrom='cdrom:[Debian GNU/Linux 12.5.0 _Bookworm_ - Official amd64 DVD Binary-1 20240210-11:28]/'
