@@ -30,6 +30,20 @@ OVERLAY_ROOTS=(sql storage plugin mysql-test include components client)
 die() { echo "error: $*" >&2; exit 1; }
 note() { echo "-- $*" >&2; }
 
+# Install Debian packages from the machine's apt sources, as root or through
+# sudo; without either, say what to run as root. apt_install PKG...
+apt_install() {
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "installing $* needs root (or sudo): run as root, or apt-get install $*"
+    sudo=(sudo)
+  fi
+  note "installing $*"
+  "${sudo[@]}" apt-get update -qq || die "apt-get update failed; check the machine's apt sources and network"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+    die "apt-get install failed for: $*"
+}
+
 # Refuse early, with the numbers, when a step that writes GBs would run the
 # disk full half-way (a half-copied tree or a ninja run dying on ENOSPC says
 # much less). require_free_gib DIR GIB WHAT

@@ -8,7 +8,8 @@ Modules, in the order a run uses them:
 - sysbench.py   sysbench command lines and the parser of its report
 - report.py     points.csv, results.md, PNG plots, machine facts
 - servers.py    the real server (strata_tools.mysqld.MysqldInstance)
-- cli.py        the command line (scripts/strata-bench)
+- cli.py        the command line (scripts/strata-bench runs it through __main__.py)
+- tools.py      programs the scripts here need, and the set-up that installs each
 - lua/          our own sysbench scripts (mixes the bundled ones lack)
 Tests: python3 -m unittest discover -s scripts/bench/tests (seconds, no server needed).
 """

@@ -13,6 +13,9 @@
 # Each DIR holds a strata_audit.so (and any other plugin the my.cnf loads).
 # The port is the my.cnf's (strata-bench rewrites it at each of its runs).
 set -eu
+for p in sysbench bc; do  # scripts/bench/tools.py: what installs each
+  command -v "$p" >/dev/null || { echo "error: $p is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
+done
 cnf=$1 dir_a=$2 dir_b=$3 repeats=$4 cycles=$5 threads=${6:-16} script=${7:-oltp_point_select}
 port=$(awk -F= '/^[[:space:]]*port[[:space:]]*=/ {gsub(/[[:space:]]/, "", $2); print $2; exit}' "$cnf")
 [ -n "$port" ] || { echo "no port = line in $cnf" >&2; exit 1; }

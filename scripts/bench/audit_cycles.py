@@ -31,6 +31,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.tools import require  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MYSQL = os.path.join(HERE, "..", "..", ".build", "fork", "build", "bin", "mysql")
@@ -128,6 +132,7 @@ def main():
     p.add_argument("--rows", type=int, default=25000)
     p.add_argument("--keep", help="directory to keep the perf data and sysbench output in")
     args = p.parse_args()
+    require("perf", "sysbench")
     workdir = args.keep or tempfile.mkdtemp(prefix="audit-cycles-")
     os.makedirs(workdir, exist_ok=True)
     for policy in args.policy or ["ALL", "NONE"]:

@@ -10,6 +10,9 @@
 #   e.g. scripts/bench/audit_policy_switch.sh 13307 16 6   (130 s)
 #        scripts/bench/audit_policy_switch.sh 13307 64 10 oltp_read_write
 set -eu
+for p in sysbench bc; do  # scripts/bench/tools.py: what installs each
+  command -v "$p" >/dev/null || { echo "error: $p is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
+done
 port=$1 threads=$2 cycles=$3 script=${4:-oltp_point_select}
 # Read-only scripts run without BEGIN/COMMIT, as strata-bench's scenarios do;
 # read-write keeps its transactions.

@@ -133,6 +133,9 @@ def probe(destination: str, ssh: tuple[str, ...] = SSH, timeout: float = 60) -> 
     argv = [*ssh, destination, "--", 'echo "$SSH_CONNECTION"; sysbench --version 2>&1 || true']
     try:
         run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise ClientMachineError(f"{ssh[0]} is not installed here; scripts/setup --bench installs it "
+                                 "(openssh-client)") from None
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ClientMachineError(f"{destination}: ssh did not answer: {e}") from None
     if run.returncode != 0:

@@ -13,6 +13,9 @@
 #   SB_ARGS="--db-ps-mode=disable" adds sysbench arguments; SB_PREFIX="taskset -c 1"
 #   runs sysbench under a command that execs it (the PID stays sysbench's).
 set -eu
+for p in sysbench; do  # scripts/bench/tools.py: what installs each
+  command -v "$p" >/dev/null || { echo "error: $p is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
+done
 port=$1 pid=$2 script=$3 threads=$4 warm=$5 secs=$6 tables=${7:-10} rows=${8:-25000}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -6,6 +6,9 @@
 #   scripts/bench/cpu_per_query.sh PORT MYSQLD_PID SCRIPT THREADS EVENTS [TABLES ROWS]
 #   e.g. scripts/bench/cpu_per_query.sh 13307 $(pgrep -f my.cnf-of-it) oltp_point_select 16 200000 10 25000
 set -eu
+for p in sysbench; do  # scripts/bench/tools.py: what installs each
+  command -v "$p" >/dev/null || { echo "error: $p is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
+done
 port=$1 pid=$2 script=$3 threads=$4 events=$5 tables=${6:-10} rows=${7:-25000}
 cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 t0=$(cpu)

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import client_machine as cm  # noqa: E402
 from bench.scenarios import LUA_DIR  # noqa: E402
 from bench.sysbench import Connection, base_args, fatal_summary, parse_interval  # noqa: E402
+from bench.tools import require  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE.parent.parent / ".build" / "fork" / "build" / "bin"
@@ -110,6 +111,8 @@ def main() -> None:
     ap.add_argument("--listen", metavar="ADDRESS", help="with --client-ssh: the servers' address for it "
                     "(default: this machine's address on the ssh connection)")
     opts = ap.parse_args()
+    if not opts.client_ssh:
+        require("sysbench")
     client = None
     if opts.client_ssh:
         try:

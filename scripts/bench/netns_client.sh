@@ -7,7 +7,7 @@
 #   scripts/bench/netns_client.sh up     # prints the STRATA_BENCH_SSH and destination to use
 #   scripts/bench/netns_client.sh down
 #
-# Root only; needs openssh-server (apt-get install openssh-server). Nothing
+# Root only; needs ip, ssh-keygen and sshd (scripts/setup --bench installs them). Nothing
 # outside $DIR is touched: own host key, own authorized key, own ssh config.
 set -euo pipefail
 NS=strata-client
@@ -22,7 +22,9 @@ down() {
 }
 
 up() {
-  [ -x /usr/sbin/sshd ] || { echo "needs openssh-server: apt-get install openssh-server" >&2; exit 1; }
+  for p in ip ssh-keygen /usr/sbin/sshd; do
+    command -v "$p" >/dev/null || { echo "error: ${p##*/} is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
+  done
   down
   mkdir -p "$DIR" /run/sshd
   chmod 700 "$DIR"

@@ -88,6 +88,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from strata_tools import paths  # noqa: E402
 from strata_tools.mysqld import MysqldInstance  # noqa: E402
+from bench.tools import require  # noqa: E402
 
 MODES = ("async", "semisync", "strong")
 UNORDERED = "-unordered"  # suffix: the mode with binlog_order_commits = OFF on the source
@@ -756,6 +757,7 @@ def main() -> int:
         ap.error("--catch-up-every needs --replica-applier paused (a running applier applies as it goes)")
     if args.port < 15000:
         ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
+    require("sysbench")
 
     lock = take_bench_lock()  # noqa: F841 (held until exit)
     build = paths.server_build("fork")

@@ -72,6 +72,10 @@ class ProbeTest(WithFakes):
         with self.assertRaisesRegex(cm.ClientMachineError, "unreachable: ssh failed: .*No route to host"):
             cm.probe("unreachable", ssh=FAKE_SSH)
 
+    def test_missing_ssh_names_the_set_up_that_installs_it(self):
+        with self.assertRaisesRegex(cm.ClientMachineError, r"no-such-ssh is not installed here; scripts/setup --bench"):
+            cm.probe("client.example", ssh=("no-such-ssh", "-o", "BatchMode=yes"))
+
     def test_parse_errors_say_what_is_wrong(self):
         with self.assertRaisesRegex(cm.ClientMachineError, "sysbench is not installed there"):
             cm.parse_probe("c", "10.1.2.3 1 10.1.2.4 22\nsh: 1: sysbench: not found\n")
