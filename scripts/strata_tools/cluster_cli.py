@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A local Strata cluster on loopback: one command from a fresh clone to a server.
 
     scripts/strata-cluster up       set-up, build (with progress), initialise, start
@@ -15,6 +14,8 @@ The fork's primary keeps its InnoDB redo in three log-service nodes
 (logserviced, members lognode1..3, started first); `up --local-redo` keeps it
 in local files instead.
 """
+# scripts/strata-cluster (bash) makes sure python3 is installed, then runs this
+# file; run as a file, it imports strata_tools from scripts/, not from here.
 import argparse
 import json
 import os
@@ -22,7 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+if __name__ == "__main__":
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 from strata_tools import audit, logservice, paths, ports, thread_pool  # noqa: E402
 from strata_tools.mysqld import MysqldInstance, ServerError  # noqa: E402
 

@@ -22,7 +22,7 @@ CLI = paths.SCRIPTS / "strata-cluster"
 
 
 def cli(cluster_dir: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(CLI), "--dir", str(cluster_dir), *args],
+    return subprocess.run([str(CLI), "--dir", str(cluster_dir), *args],
                           capture_output=True, text=True, timeout=timeout)
 
 
