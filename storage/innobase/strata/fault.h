@@ -6,6 +6,13 @@
 // compiled out) and only with the log service on. A header of its own so
 // that sysvars.ic and redo.cc share it without touching redo.h, which every
 // hooked upstream file includes.
+//
+// A point that exits the server is a denial of service in the hands of any
+// account that can set it (the session variable needs no privilege at all).
+// So they are armed only on a server started with the read-only, test-only
+// innodb_log_service_test_faults = ON: without it, SET of either variable is
+// refused with an error that names the option, and a value given on the
+// command line never fires.
 #pragma once
 
 class THD;
@@ -25,6 +32,8 @@ enum Fault : unsigned long {
 
 /* innodb_log_service_debug_fault (sysvars.ic). */
 extern unsigned long cfg_debug_fault;
+/* innodb_log_service_test_faults (sysvars.ic, read-only): arms the points. */
+extern bool cfg_test_faults;
 
 /* The committing session's own point (H15, trx0trx.cc): with
 innodb_log_service_debug_crash_after_commit ON in that session, its commit

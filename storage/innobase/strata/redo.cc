@@ -62,6 +62,7 @@ char *cfg_secret = nullptr;
 unsigned long long cfg_max_inflight = 64ULL << 20;
 uint cfg_stall_timeout = 0;
 unsigned long cfg_debug_fault = kFaultOff;
+bool cfg_test_faults = false;
 
 bool g_enabled = false;
 
@@ -223,7 +224,9 @@ std::unique_ptr<Backend> make_backend() {
 /* A crash point (fault.h): when armed, says where the redo stood and exits
 at once, like a kill -9 at this step. */
 void fault_point(Fault point, const char *name) {
-  if (__atomic_load_n(&cfg_debug_fault, __ATOMIC_RELAXED) != point) return;
+  if (!cfg_test_faults ||
+      __atomic_load_n(&cfg_debug_fault, __ATOMIC_RELAXED) != point)
+    return;
   ib::info(ER_IB_MSG_1258) << "STRATA_FAULT " << name
                            << " shipped_lsn=" << g_shipped_lsn.load()
                            << " durable_lsn=" << g_backend->durable_lsn();
@@ -234,7 +237,9 @@ void fault_point(Fault point, const char *name) {
 }  // namespace
 
 void commit_fault_point(THD *thd) {
-  if (!enabled() || thd == nullptr || !session_crash_after_commit(thd)) return;
+  if (!cfg_test_faults || !enabled() || thd == nullptr ||
+      !session_crash_after_commit(thd))
+    return;
   ib::info(ER_IB_MSG_1258) << "STRATA_FAULT trx_commit_after_redo_durable"
                            << " shipped_lsn=" << g_shipped_lsn.load()
                            << " durable_lsn=" << g_backend->durable_lsn();
