@@ -18,6 +18,21 @@ std::optional<Strategy> parse_strategy(std::string_view name) {
   return std::nullopt;
 }
 
+int last_record_id_in(LogFile *file, uint64_t *id, std::string *what) {
+  // A record's id is in its first ~60 bytes in every format; lines without
+  // one (none of ours so far) are passed over, a few at most.
+  constexpr size_t kLines = 8;
+  constexpr size_t kHead = 256;
+  *id = 0;
+  std::vector<std::string> heads;
+  int err = file->last_line_heads(kLines, kHead, &heads, what);
+  if (err) return err;
+  for (const auto &h : heads) {
+    if ((*id = parse_record_id(h)) != 0) break;
+  }
+  return 0;
+}
+
 uint64_t parse_record_id(std::string_view line) {
   // The first "N_YYYY-MM-DDT" in the line.
   for (size_t i = 0; i < line.size(); ++i) {
@@ -93,15 +108,22 @@ int AuditLog::start(std::string *error) {
       *error = what + ": " + std::strerror(err);
       return err;
     }
-    last_id = parse_record_id(file_.last_line());
-    if (last_id == 0 && file_.size() == 0) {
-      // Just rotated or new: the ids may continue from the newest old file.
-      LogFile prev(opts_.fs ? opts_.fs : posix_fs(), file_.rotated_name(1));
-      uint64_t t2;
-      std::string w2;
-      if ((opts_.fs ? opts_.fs : posix_fs())->exists(prev.path()) &&
-          prev.open(&t2, &w2) == 0)
-        last_id = parse_record_id(prev.last_line());
+    // The ids continue from the highest found in the file and in the newest
+    // rotated one (the file may be new, or hold only older records). If
+    // either cannot be read the log does not start: the ids could go back.
+    err = last_record_id_in(&file_, &last_id, &what);
+    Fs *fs = opts_.fs ? opts_.fs : posix_fs();
+    LogFile prev(fs, file_.rotated_name(1));
+    if (!err && fs->exists(prev.path())) {
+      uint64_t prev_id = 0, prev_torn = 0;
+      err = prev.open(&prev_torn, &what);
+      if (!err) err = last_record_id_in(&prev, &prev_id, &what);
+      last_id = std::max(last_id, prev_id);
+    }
+    if (err) {
+      *error = what + " (to continue the record ids): " + std::strerror(err);
+      file_.close();
+      return err;
     }
     stats_.current_size = file_.size();
   }

@@ -212,4 +212,9 @@ class AuditLog {
 // ("record":"N_..., RECORD="N_..., "Name","N_...), or 0 if none.
 uint64_t parse_record_id(std::string_view line);
 
+// The id of the last record of an open file (0 if it has none), whatever
+// the record's length. Error: errno, *what set.
+[[nodiscard]] int last_record_id_in(LogFile *file, uint64_t *id,
+                                    std::string *what);
+
 }  // namespace strata_audit

@@ -1,5 +1,6 @@
 #include "log_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -106,17 +107,51 @@ int LogFile::reopen(uint64_t *torn, std::string *what) {
   return open(torn, what);
 }
 
-std::string LogFile::last_line() {
-  if (fd_ < 0 || size_ == 0) return "";
-  const uint64_t len = size_ < 65536 ? size_ : 65536;
-  std::string buf(static_cast<size_t>(len), '\0');
-  size_t got = 0;
-  if (fs_->pread(fd_, buf.data(), buf.size(), size_ - len, &got) != 0 ||
-      got != buf.size())
-    return "";
-  if (!buf.empty() && buf.back() == '\n') buf.pop_back();
-  const size_t nl = buf.rfind('\n');
-  return nl == std::string::npos ? buf : buf.substr(nl + 1);
+int LogFile::last_line_heads(size_t max_lines, size_t head_bytes,
+                             std::vector<std::string> *heads,
+                             std::string *what) {
+  heads->clear();
+  if (fd_ < 0 || size_ == 0) return 0;
+  // After open() the file ends with '\n' (repair_tail). A line is
+  // [start, end) with the '\n' at end; scan backward for the '\n' before it.
+  std::vector<char> buf(64 * 1024);
+  uint64_t end = size_ - 1;
+  uint64_t pos = end;  // bytes [0, pos) not scanned yet for this line
+  while (heads->size() < max_lines) {
+    uint64_t start = 0;
+    bool found = false;
+    while (pos > 0 && !found) {
+      const uint64_t from = pos > buf.size() ? pos - buf.size() : 0;
+      const size_t len = static_cast<size_t>(pos - from);
+      size_t got = 0;
+      int err = fs_->pread(fd_, buf.data(), len, from, &got);
+      if (err || got != len) {
+        *what = "read " + path_;
+        return err ? err : EIO;
+      }
+      for (size_t i = len; i > 0; --i) {
+        if (buf[i - 1] == '\n') {
+          start = from + i;
+          found = true;
+          break;
+        }
+      }
+      pos = found ? start - 1 : from;
+    }
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(head_bytes, end - start));
+    std::string head(n, '\0');
+    size_t got = 0;
+    int err = n ? fs_->pread(fd_, head.data(), n, start, &got) : 0;
+    if (err || got != n) {
+      *what = "read " + path_;
+      return err ? err : EIO;
+    }
+    heads->push_back(std::move(head));
+    if (!found) break;  // that was the first line
+    end = start - 1;
+    pos = end;
+  }
+  return 0;
 }
 
 void LogFile::close() {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fs.h"
 
@@ -38,8 +39,13 @@ class LogFile {
   [[nodiscard]] int rotate_if_needed(uint64_t limit, unsigned keep,
                                      bool *rotated, std::string *what);
   void close();
-  // The last complete line (without '\n'), at most 64 KiB; "" if none.
-  std::string last_line();
+  // The heads (first head_bytes at most, without '\n') of the last
+  // max_lines complete lines, newest first, however long the lines are: it
+  // reads backward through the file to each line's start. Empty if none.
+  // Error: errno (a failed read), *what set.
+  [[nodiscard]] int last_line_heads(size_t max_lines, size_t head_bytes,
+                                    std::vector<std::string> *heads,
+                                    std::string *what);
 
   bool is_open() const { return fd_ >= 0; }
   uint64_t size() const { return size_; }
