@@ -97,6 +97,14 @@ void AuditLog::report(bool error, const std::string &msg) {
   if (opts_.log) opts_.log(error, msg);
 }
 
+void AuditLog::report_tightened_locked() {
+  if (file_.is_open() && file_.tightened_from() != 0)
+    report(false, "the audit log " + file_.path() + " had mode " +
+                      octal(file_.tightened_from()) +
+                      " (readable or writable by others); changed to " +
+                      octal(LogFile::kFileMode));
+}
+
 int AuditLog::start(std::string *error) {
   uint64_t torn = 0;
   std::string what;
@@ -108,6 +116,7 @@ int AuditLog::start(std::string *error) {
       *error = what + ": " + std::strerror(err);
       return err;
     }
+    report_tightened_locked();
     // The ids continue from the highest found in the file and in the newest
     // rotated one (the file may be new, or hold only older records). If
     // either cannot be read the log does not start: the ids could go back.
@@ -472,6 +481,7 @@ void AuditLog::write_locked(std::string_view bytes, uint64_t n, bool sync) {
   if (!file_.is_open()) {
     uint64_t torn;
     err = file_.open(&torn, &what);
+    if (!err) report_tightened_locked();
   }
   if (!err) {
     iovec iov{const_cast<char *>(bytes.data()), bytes.size()};
@@ -518,6 +528,7 @@ int AuditLog::reopen() {
     report(true, "cannot reopen the audit log: " + what + ": " +
                      std::strerror(err));
   }
+  report_tightened_locked();
   stats_.current_size.store(file_.size(), std::memory_order_relaxed);
   return err;
 }

@@ -175,6 +175,8 @@ class AuditLog {
   // Writes bytes, n whole records; file_mu_ must be held.
   void write_locked(std::string_view bytes, uint64_t n, bool sync);
   void report(bool error, const std::string &msg);
+  // Reports a mode the last open of file_ changed; file_mu_ held.
+  void report_tightened_locked();
 
   Options opts_;
   Stats stats_;

@@ -25,6 +25,9 @@ class Fs {
                                   uint64_t off, size_t *got) = 0;
   [[nodiscard]] virtual int fsync(int fd) = 0;
   [[nodiscard]] virtual int file_size(int fd, uint64_t *size) = 0;
+  // The permission bits (07777) of an open file, and changing them.
+  [[nodiscard]] virtual int file_mode(int fd, uint32_t *mode) = 0;
+  [[nodiscard]] virtual int chmod(int fd, uint32_t mode) = 0;
   [[nodiscard]] virtual int truncate(int fd, uint64_t size) = 0;
   virtual void close(int fd) = 0;
   [[nodiscard]] virtual int rename(const std::string &from,

@@ -74,6 +74,21 @@ class PosixFs final : public Fs {
     return 0;
   }
 
+  int file_mode(int fd, uint32_t *mode) override {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return errno;
+    *mode = static_cast<uint32_t>(st.st_mode & 07777);
+    return 0;
+  }
+
+  int chmod(int fd, uint32_t mode) override {
+    int r;
+    do {
+      r = ::fchmod(fd, static_cast<mode_t>(mode));
+    } while (r < 0 && errno == EINTR);
+    return r == 0 ? 0 : errno;
+  }
+
   int truncate(int fd, uint64_t size) override {
     return ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno;
   }

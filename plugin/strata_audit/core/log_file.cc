@@ -6,6 +6,16 @@
 
 namespace strata_audit {
 
+std::string octal(uint32_t mode) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + (mode & 7)));
+    mode >>= 3;
+  } while (mode != 0);
+  while (s.size() < 4) s.insert(s.begin(), '0');
+  return s;
+}
+
 int LogFile::open(uint64_t *torn, std::string *what) {
   *torn = 0;
   if (fd_ >= 0) return 0;
@@ -14,6 +24,25 @@ int LogFile::open(uint64_t *torn, std::string *what) {
     *what = "open " + path_;
     fd_ = -1;
     return err;
+  }
+  tightened_from_ = 0;
+  uint32_t mode = 0;
+  err = fs_->file_mode(fd_, &mode);
+  if (err) {
+    *what = "stat " + path_;
+    close();
+    return err;
+  }
+  if (mode != kFileMode) {
+    err = fs_->chmod(fd_, kFileMode);
+    if (err) {
+      *what = "the audit log " + path_ + " has mode " + octal(mode) +
+              " (others may read it) and changing it to " +
+              octal(kFileMode) + " failed, so it is not opened: fchmod";
+      close();
+      return err;
+    }
+    tightened_from_ = mode;
   }
   err = fs_->file_size(fd_, &size_);
   if (err) {

@@ -8,7 +8,11 @@
 // - A crash (kill -9, power loss) can still leave a partial last record.
 //   open() removes bytes after the last '\n' ("torn tail") and reports how
 //   many, so after a restart every line of the file is a complete record.
-// - New files are created with mode 0600 (owner only).
+// - New files are created with mode 0600 (owner only). An existing file
+//   with any other permission bit (group or other access, execute, setuid)
+//   is set to 0600 when opened (tightened_from() says from what); if that
+//   fails the file is not opened: a record never goes to a file others can
+//   read.
 // - Rotation renames path -> path.1 -> path.2 ...; keep = N keeps path.1 ..
 //   path.N and deletes older ones; keep = 0 keeps all of them.
 // Thread-safety: none; the owner (AuditLog) serialises all calls.
@@ -23,6 +27,9 @@
 #include "fs.h"
 
 namespace strata_audit {
+
+// "0600": a mode in octal, at least four digits.
+std::string octal(uint32_t mode);
 
 class LogFile {
  public:
@@ -48,6 +55,9 @@ class LogFile {
                                     std::string *what);
 
   bool is_open() const { return fd_ >= 0; }
+  // The mode the last open() found and changed to kFileMode, or 0.
+  uint32_t tightened_from() const { return tightened_from_; }
+  static constexpr uint32_t kFileMode = 0600;
   uint64_t size() const { return size_; }
   const std::string &path() const { return path_; }
   std::string rotated_name(unsigned i) const {
@@ -62,6 +72,7 @@ class LogFile {
   int fd_ = -1;
   uint64_t size_ = 0;
   bool rollback_pending_ = false;  // a failed append left bytes past size_
+  uint32_t tightened_from_ = 0;
 };
 
 }  // namespace strata_audit

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <cerrno>
 #include <cstdio>
+#include <sys/stat.h>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -291,6 +292,43 @@ TEST(AuditLog, IdsAfterTheFilesAreGoneStartAgainFromOne) {
   EXPECT_EQ(run_once(o, {"a", "b"}), (std::vector<uint64_t>{1, 2}));
   std::filesystem::remove(o.path);
   EXPECT_EQ(run_once(o, {"c"}), (std::vector<uint64_t>{1}));
+}
+
+TEST(AuditLog, AWiderFileModeIsReportedAndTightened) {
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  { std::ofstream out(o.path); }
+  ASSERT_EQ(chmod(o.path.c_str(), 0644), 0);
+  std::vector<std::string> notes;
+  o.log = [&](bool, const std::string &msg) { notes.push_back(msg); };
+  AuditLog log(o);
+  std::string err;
+  ASSERT_EQ(log.start(&err), 0) << err;
+  log.stop();
+  struct stat st;
+  ASSERT_EQ(stat(o.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("0644"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("0600"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find(o.path), std::string::npos) << notes[0];
+}
+
+TEST(AuditLog, AFileThatStaysReadableByOthersIsNotStarted) {
+  TempDir d;
+  FaultFs fs;
+  fs.fail_chmod_errno = EPERM;
+  Options o;
+  o.path = d.file("audit.log");
+  o.fs = &fs;
+  { std::ofstream out(o.path); }
+  ASSERT_EQ(chmod(o.path.c_str(), 0640), 0);
+  AuditLog log(o);
+  std::string err;
+  EXPECT_EQ(log.start(&err), EPERM);
+  EXPECT_NE(err.find("0640"), std::string::npos) << err;
+  EXPECT_NE(err.find("Operation not permitted"), std::string::npos) << err;
 }
 
 TEST(AuditLog, RotationThroughTheSink) {

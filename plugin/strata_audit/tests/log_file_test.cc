@@ -29,6 +29,48 @@ TEST(LogFile, CreatedOwnerOnly) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+TEST(LogFile, AnExistingFileWithAWiderModeIsTightenedTo0600) {
+  // Created by hand, by a tool, or by an older build: readable by others.
+  for (mode_t wide : {0644, 0640, 0604, 0666, 0700, 0755, 04600}) {
+    TempDir d;
+    const std::string path = d.file("audit.log");
+    { std::ofstream o(path); o << "{\"a\":1}\n"; }
+    ASSERT_EQ(chmod(path.c_str(), wide), 0);
+    LogFile f(posix_fs(), path);
+    uint64_t torn;
+    std::string what;
+    ASSERT_EQ(f.open(&torn, &what), 0) << what;
+    struct stat st;
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u) << std::oct << wide;
+    EXPECT_EQ(read_file(path), "{\"a\":1}\n");  // the records are kept
+    EXPECT_EQ(f.tightened_from(), static_cast<uint32_t>(wide));
+  }
+}
+
+TEST(LogFile, AWiderModeThatCannotBeTightenedRefusesTheFile) {
+  TempDir d;
+  const std::string path = d.file("audit.log");
+  { std::ofstream o(path); o << "{\"a\":1}\n"; }
+  ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+  FaultFs fs;
+  fs.fail_chmod_errno = EPERM;  // say, the file belongs to another user
+  LogFile f(&fs, path);
+  uint64_t torn;
+  std::string what;
+  EXPECT_EQ(f.open(&torn, &what), EPERM);
+  EXPECT_FALSE(f.is_open());
+  EXPECT_NE(what.find("0644"), std::string::npos) << what;
+  EXPECT_NE(what.find("not opened"), std::string::npos) << what;
+  iovec iov{const_cast<char *>("x\n"), 2};
+  EXPECT_EQ(f.append(&iov, 1, false, &what), EBADF);
+  EXPECT_EQ(read_file(path), "{\"a\":1}\n");
+  // A file with the right mode needs no fchmod at all.
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  EXPECT_EQ(f.open(&torn, &what), 0) << what;
+  EXPECT_EQ(f.tightened_from(), 0u);
+}
+
 TEST(LogFile, TornTailIsRemovedOnOpen) {
   TempDir d;
   {

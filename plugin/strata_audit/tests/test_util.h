@@ -56,6 +56,8 @@ class FaultFs final : public Fs {
   std::atomic<int> fail_write_errno{0};    // fail every write with this
   std::atomic<size_t> partial_bytes{0};    // ...after writing this much
   std::atomic<int> writes{0};
+  std::atomic<int> fail_chmod_errno{0};  // fchmod fails with this (EPERM:
+                                         // a file owned by someone else)
   std::atomic<int> held_at_gate{0};  // writes waiting for open_gate() now
 
   // Holds writers until open_gate() (to fill the buffer deterministically).
@@ -97,6 +99,11 @@ class FaultFs final : public Fs {
   int fsync(int fd) override { return real()->fsync(fd); }
   int file_size(int fd, uint64_t *s) override { return real()->file_size(fd, s); }
   int truncate(int fd, uint64_t s) override { return real()->truncate(fd, s); }
+  int file_mode(int fd, uint32_t *m) override { return real()->file_mode(fd, m); }
+  int chmod(int fd, uint32_t m) override {
+    if (int e = fail_chmod_errno.load()) return e;
+    return real()->chmod(fd, m);
+  }
   void close(int fd) override { real()->close(fd); }
   int rename(const std::string &a, const std::string &b) override { return real()->rename(a, b); }
   int unlink(const std::string &p) override { return real()->unlink(p); }
