@@ -127,6 +127,7 @@ ClientStatus LogClient::WaitDurable(Lsn lsn, milliseconds timeout) {
 ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
   Impl& c = *impl_;
   std::shared_ptr<RpcChannel> ch;
+  std::size_t from_node = 0;
   Lsn stream_limit;
   repl::TailImage tail;
   Epoch seal;
@@ -137,11 +138,14 @@ ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
     if (c.tail.valid() && f >= c.tail.data_end) tail = c.tail;
     seal = c.writer() ? c.epoch : c.reader_seal_epoch;
     Lsn best = 0;
-    for (auto& nl : c.nodes)
+    for (std::size_t i = 0; i < c.n; ++i) {
+      const auto& nl = c.nodes[i];
       if (nl.ch && nl.ch->open() && nl.sealed && (!ch || nl.durable > best)) {
         ch = nl.ch;
+        from_node = i;
         best = nl.durable;
       }
+    }
   }
   std::string out;
   if (from < stream_limit) {
@@ -153,6 +157,13 @@ ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
     q.lsn3 = seal;
     auto rep = ch->Call(q, c.cfg.op_timeout);
     if (!rep.ok()) return ClientStatus(Code::kUnavailable, "read: " + rep.status().message());
+    {
+      std::lock_guard<std::mutex> l(c.mu);
+      if (c.NewerLocked(*rep)) {
+        c.FenceLocked(from_node, *rep);
+        return ClientStatus(Code::kFenced, c.fence_reason);
+      }
+    }
     if (rep->code == ReplyCode::kNotFound) return ClientStatus(Code::kNotFound, rep->error);
     if (rep->code != ReplyCode::kOk) return ClientStatus(Code::kFailed, "read: " + rep->error);
     for (const auto& r : rep->ranges) {

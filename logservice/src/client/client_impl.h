@@ -18,8 +18,11 @@
 // Ordering: one lock (mu) guards the stream, the retained bytes and the
 // per-node state. Sends happen under it but never wait (wait = 0).
 // Durability frontier: only what W nodes reported as fdatasync'ed counts.
-// Failure: a kStaleEpoch reply fences the client for good; anything else is
-// a node problem, recorded as that node's last_error for status().reason.
+// Failure: a kStaleEpoch reply, or any reply whose header carries a newer
+// epoch than ours (the node promised another writer), fences the client for
+// good, and such a reply is never counted as an acknowledgement (NewerLocked);
+// anything else is a node problem, recorded as that node's last_error for
+// status().reason.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -179,7 +182,7 @@ struct LogClient::Impl {
       std::lock_guard<std::mutex> l(mu);
       NodeLink& nl = nodes[i];
       if (nl.gen != gen) return;
-      if (f.code == ReplyCode::kStaleEpoch) {
+      if (f.code == ReplyCode::kStaleEpoch || NewerLocked(f)) {
         FenceLocked(i, f);
         return;
       }
@@ -210,10 +213,17 @@ struct LogClient::Impl {
     }
     Report(adv);
   }
+  // A writer's reply from a node that has promised a newer epoch than ours
+  // (the header's epoch): whatever it says, another writer holds that node,
+  // so it may already have cut what the reply reports. Not before Open has
+  // chosen our epoch (0), and never for readers (they are not fenced).
+  bool NewerLocked(const Frame& f) const { return writer() && epoch != 0 && f.epoch > epoch; }
   void FenceLocked(std::size_t i, const Frame& f) {
     if (!fenced) {
       fenced = true;
-      fence_reason = "fenced: " + NodeName(i) + " refused epoch " + std::to_string(epoch) + " (" + f.error + ")";
+      fence_reason = "fenced by epoch " + std::to_string(std::max(f.epoch, epoch)) + " on " + NodeName(i) +
+                     ": this writer's epoch " + std::to_string(epoch) + " is stale" +
+                     (f.error.empty() ? "" : " (" + f.error + ")");
       Log("event=fenced reason=\"" + fence_reason + "\"");
     }
     cv.notify_all();
@@ -280,7 +290,7 @@ struct LogClient::Impl {
       nl.last_error = sr.status().message();
       return;
     }
-    if (sr->code == ReplyCode::kStaleEpoch) return FenceLocked(i, *sr);
+    if (sr->code == ReplyCode::kStaleEpoch || NewerLocked(*sr)) return FenceLocked(i, *sr);
     if (sr->code != ReplyCode::kOk) {
       nl.last_error = std::string(repl::ReplyCodeName(sr->code)) + ": " + sr->error;
       return;
@@ -414,9 +424,11 @@ struct LogClient::Impl {
     for (std::size_t k = 0; k < chans.size(); ++k) {
       const std::size_t i = chans[k].first;
       if (res[k]) {
-        if (res[k]->code == ReplyCode::kStaleEpoch && writer() && req.type != MsgType::kPromiseReq) {
-          std::lock_guard<std::mutex> l(mu);
+        std::lock_guard<std::mutex> l(mu);
+        if (writer() && req.type != MsgType::kPromiseReq &&
+            (res[k]->code == ReplyCode::kStaleEpoch || NewerLocked(*res[k]))) {
           FenceLocked(i, *res[k]);
+          continue;  // not an answer to count
         }
         out.emplace_back(i, std::move(*res[k]));
       } else if (errors) {

@@ -15,6 +15,7 @@ ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadlin
     std::size_t ok = 0;
     {
       std::lock_guard<std::mutex> l(mu);
+      if (fenced) return ClientStatus(Code::kFenced, fence_reason);
       for (auto& [i, f] : reps) {
         if (f.code != ReplyCode::kOk || f.state.seal_epoch != epoch) continue;
         nodes[i].durable = std::max(nodes[i].durable, std::min(f.state.durable, target));

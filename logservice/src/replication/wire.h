@@ -12,7 +12,9 @@
 //    0 u32 magic "SLRP"    4 u8 version (kWireVersion)    5 u8 type (MsgType)
 //    6 u16 code (ReplyCode; 0 in requests)
 //    8 u64 request_id (a response echoes its request's id)
-//   16 u64 epoch (requests: the sender's epoch; responses: the node's promised epoch)
+//   16 u64 epoch (requests: the sender's epoch; responses: the node's promised epoch
+//      when the reply was built, on every response type; a writer that sees one
+//      above its own is fenced and counts nothing from that reply)
 //   24 u32 body length    28 u32 reserved, 0
 //
 // Bodies (u64/u32/u16/u8 fixed; "bytes" = u32 length + data; "str" = u16 length + data):

@@ -150,6 +150,9 @@ struct Node::Impl {
   // Epoch check for a writer request. Sets the reply code on refusal.
   bool CheckWriter(const Frame& req, Frame* rep, bool need_seal) {
     std::lock_guard<std::mutex> l(meta_mu);
+    return CheckWriterLocked(req, rep, need_seal);
+  }
+  bool CheckWriterLocked(const Frame& req, Frame* rep, bool need_seal) {
     rep->epoch = meta.promised_epoch;
     if (req.epoch < meta.promised_epoch) {
       rep->code = ReplyCode::kStaleEpoch;
@@ -220,7 +223,9 @@ struct Node::Impl {
       case MsgType::kReleaseReq: HandleRelease(req, &rep); break;
       default: rep.code = ReplyCode::kInvalid; rep.error = "not a request"; break;
     }
-    if (rep.epoch == 0) {
+    {
+      // Every reply carries the promise as it stands when the reply is
+      // built: a writer that sees a newer epoch knows it is fenced.
       std::lock_guard<std::mutex> l(meta_mu);
       rep.epoch = meta.promised_epoch;
     }
@@ -444,17 +449,37 @@ struct Node::Impl {
         batch.swap(acks);
       }
       Status s = log->Sync();
-      const LogFrontier fr = log->frontier();
-      for (auto& w : batch) {
-        Frame rep = Reply(w.frame, MsgType::kAppendResp);
-        rep.epoch = w.frame.epoch;
-        if (!s.ok()) {
-          Fail(&rep, s);
-        } else {
-          rep.lsn = fr.durable_lsn;
-          rep.lsn2 = fr.complete_lsn;
+      // The fence is checked again here, after the fdatasync, not only when
+      // the append was queued: a newer writer may have promised meanwhile,
+      // and its promise reply reported a durable LSN without these bytes,
+      // so its recovery may seal below them and cut them. Check and frontier
+      // read happen under meta_mu, where a promise takes effect (before its
+      // reply reads the frontier): an ack either precedes the promise, and
+      // then the promise reply counts these bytes as durable too, or it is
+      // refused with the newer epoch.
+      std::vector<Frame> replies;
+      std::size_t fenced = 0;
+      Epoch promised;
+      {
+        std::lock_guard<std::mutex> l(meta_mu);
+        promised = meta.promised_epoch;
+        const LogFrontier fr = log->frontier();
+        for (auto& w : batch) {
+          Frame rep = Reply(w.frame, MsgType::kAppendResp);
+          if (!CheckWriterLocked(w.frame, &rep, /*need_seal=*/true)) {
+            ++fenced;
+          } else if (s.ok()) {
+            rep.lsn = fr.durable_lsn;
+            rep.lsn2 = fr.complete_lsn;
+          }
+          replies.push_back(std::move(rep));
         }
-        Send(w.conn, rep);
+      }
+      if (fenced > 0)
+        Log("info", "event=acks_fenced count=" + std::to_string(fenced) + " promised=" + std::to_string(promised));
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        if (!s.ok() && replies[k].code == ReplyCode::kOk) Fail(&replies[k], s);
+        Send(batch[k].conn, replies[k]);
       }
     }
   }
@@ -541,6 +566,7 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   Impl& n = *impl;
   if (n.opt.data_dir.empty()) return Status::InvalidArgument("data directory is required");
   if (n.opt.secret.empty()) return Status::InvalidArgument("secret is required");
+  if (n.opt.fs) n.fs = n.opt.fs;
   STRATA_RETURN_IF_ERROR(n.fs->CreateDirs(n.opt.data_dir));
   if (n.opt.disk_limit_bytes > 0) n.fs = SpaceLimitedFileSystem(n.fs, n.opt.data_dir, n.opt.disk_limit_bytes);
   LogSink sink = [&n](LogLevel l, std::string_view line) {

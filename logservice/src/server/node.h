@@ -11,7 +11,9 @@
 //   - the sync thread: group commit. It takes every pending append ack,
 //     calls LogStore::Sync() once, and then acknowledges them all with the
 //     node's durable LSN (the end of its gap-free fdatasync'ed prefix).
-//     Nothing is acknowledged before it is on disk;
+//     Nothing is acknowledged before it is on disk, and nothing after a
+//     newer epoch was promised (the fence is checked again when the ack is
+//     built, see below);
 //   - the catch-up thread: when the node's gap-free prefix ends below what
 //     it knows exists (the writer's seal LSN, the highest received range, the
 //     writer's commit hint), it reads the missing bytes from a peer that is
@@ -21,7 +23,13 @@
 // persists the promise, fdatasync + rename) before acknowledging it and from
 // then on refuses every request with an older epoch (kStaleEpoch). A writer
 // must also Seal the node in its epoch (truncating whatever a previous writer
-// left beyond the sealed stream) before its appends are accepted.
+// left beyond the sealed stream) before its appends are accepted. The check
+// holds when a reply is built, not only when a request arrives: an append
+// queued under epoch E is acknowledged only if E is still the promised
+// (and sealed) epoch after its fdatasync; a promise of E+1 in between makes
+// it a kStaleEpoch reply. A promise reply reports only fdatasync'ed bytes
+// as durable. Every reply's header carries the node's promised epoch at
+// the time it was built.
 //
 // Failure handling: storage errors are answered with kStoreError and logged;
 // a store that needs recovery makes the node refuse writes until restarted.
@@ -33,6 +41,7 @@
 #include <vector>
 
 #include "codec.h"
+#include "strata/logservice/file_system.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {
@@ -49,6 +58,10 @@ struct NodeOptions {
   // it writes fail as on a full disk (kNoSpace: the node stops
   // acknowledging, logs event=store_error, and resumes once space is freed).
   std::uint64_t disk_limit_bytes = 0;
+  // Every file the node touches goes through this; null: the local disk
+  // (PosixFileSystem). Tests pass a wrapper that fails or holds chosen calls
+  // (e.g. the group commit's fdatasync) to reach a state deterministically.
+  std::shared_ptr<FileSystem> fs;
   // One structured line per event ("event=... key=value ..."); thread-safe.
   std::function<void(std::string_view level, std::string_view line)> log;
 };
