@@ -173,6 +173,14 @@ void fill_account(MYSQL_THD thd, Record *r) {
   r->proxy_user = sv(sctx->proxy_user());
 }
 
+// The host part of the account the session authenticated as (account
+// lists name accounts, not client hosts: core/filter.h).
+std::string_view priv_host(MYSQL_THD thd) {
+  Security_context *sctx = thd ? thd->security_context() : nullptr;
+  if (sctx == nullptr) return "";
+  return sv(sctx->priv_host());
+}
+
 // Changing audit settings needs AUDIT_ADMIN (on top of what SET GLOBAL
 // itself needs: SYSTEM_VARIABLES_ADMIN or SUPER). Checked in the check
 // functions and again in the update functions, because the server skips the
@@ -500,8 +508,9 @@ MYSQL_SYSVAR_BOOL(flush, sv_flush, PLUGIN_VAR_OPCMDARG,
                   check_flush, update_flush, false);
 MYSQL_SYSVAR_STR(include_accounts, sv_include_accounts,
                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
-                 "Record only these accounts (user@host, comma separated, "
-                 "% and _ wildcards).",
+                 "Record only these accounts (user@host as in CREATE USER, "
+                 "comma separated; compared with the account the session "
+                 "authenticated as, % and _ are not wildcards).",
                  check_list_i<0>, update_list, nullptr);
 MYSQL_SYSVAR_STR(exclude_accounts, sv_exclude_accounts,
                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
@@ -509,11 +518,11 @@ MYSQL_SYSVAR_STR(exclude_accounts, sv_exclude_accounts,
                  nullptr);
 MYSQL_SYSVAR_STR(include_databases, sv_include_databases,
                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
-                 "Record statements only in these databases.",
+                 "Record statements that touch any of these databases.",
                  check_list_i<2>, update_list, nullptr);
 MYSQL_SYSVAR_STR(exclude_databases, sv_exclude_databases,
                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
-                 "Do not record statements in these databases.",
+                 "Do not record statements that touch only these databases.",
                  check_list_i<3>, update_list, nullptr);
 MYSQL_SYSVAR_STR(include_commands, sv_include_commands,
                  PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_MEMALLOC,
@@ -625,7 +634,7 @@ SHOW_VAR status_variables[] = {
 
 // ---- events ----
 
-void notify_connection(MYSQL_THD, const mysql_event_connection *e) {
+void notify_connection(MYSQL_THD thd, const mysql_event_connection *e) {
   EventKind kind;
   switch (e->event_subclass) {
     case MYSQL_AUDIT_CONNECTION_CONNECT: kind = EventKind::kConnect; break;
@@ -635,8 +644,10 @@ void notify_connection(MYSQL_THD, const mysql_event_connection *e) {
   }
   g_events.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const Filter> &f = g_filter.read();
+  // A failed login has no account yet: recorded whatever the lists say.
   if (!f || !f->logins_enabled() ||
-      !f->account_passes(sv(e->user), sv(e->host), sv(e->ip))) {
+      (e->status == 0 &&
+       !f->account_passes(sv(e->priv_user), priv_host(thd)))) {
     g_events_filtered.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -683,7 +694,7 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   r.db = sv(thd->db());
   r.command_class = sv(e->general_sql_command);
   if (!f || !f->queries_enabled() ||
-      !f->account_passes(r.user, r.host, r.ip) ||
+      !f->account_passes(r.priv_user, priv_host(thd)) ||
       !f->database_passes(r.db) ||
       !f->command_passes(command_index(r.command_class))) {
     g_events_filtered.fetch_add(1, std::memory_order_relaxed);
@@ -721,7 +732,7 @@ void notify_table(MYSQL_THD thd, const mysql_event_table_access *e) {
   r.command_class =
       cmd < g_command_names.size() ? std::string_view(g_command_names[cmd]) : "";
   if (!f || !f->queries_enabled() ||
-      !f->account_passes(r.user, r.host, r.ip) ||
+      !f->account_passes(r.priv_user, priv_host(thd)) ||
       !f->database_passes(sv(e->table_database)) ||
       !f->command_passes(cmd)) {
     g_events_filtered.fetch_add(1, std::memory_order_relaxed);

@@ -14,16 +14,49 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// Splits on commas outside quotes ('...', "...", `...`).
 std::vector<std::string_view> split_commas(std::string_view s) {
   std::vector<std::string_view> out;
   size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string_view::npos) end = s.size();
-    out.push_back(trim(s.substr(start, end - start)));
-    start = end + 1;
+  char quote = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && quote != 0) {
+      if (s[i] == quote) quote = 0;
+      continue;
+    }
+    if (i < s.size() && (s[i] == '\'' || s[i] == '"' || s[i] == '`')) {
+      quote = s[i];
+      continue;
+    }
+    if (i == s.size() || s[i] == ',') {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
   }
   return out;
+}
+
+// The '@' that separates user and host: the last one outside quotes.
+size_t account_at(std::string_view s) {
+  size_t at = std::string_view::npos;
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (quote != 0) {
+      if (s[i] == quote) quote = 0;
+    } else if (s[i] == '\'' || s[i] == '"' || s[i] == '`') {
+      quote = s[i];
+    } else if (s[i] == '@') {
+      at = i;
+    }
+  }
+  return at;
+}
+
+bool equal_ci(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
 }
 
 // Strips one level of matching quotes ('x', "x", `x`).
@@ -59,28 +92,6 @@ std::string_view command_group(std::string_view n) {
   return "";
 }
 
-bool wildcard_match(std::string_view p, std::string_view s, bool ci) {
-  // Iterative matcher with single-star backtracking (O(|p|*|s|) worst case).
-  size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && p[pi] == '%') {
-      star = pi++;
-      mark = si;
-    } else if (pi < p.size() &&
-               (p[pi] == '_' || (ci ? lower(p[pi]) == lower(s[si]) : p[pi] == s[si]))) {
-      ++pi;
-      ++si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '%') ++pi;
-  return pi == p.size();
-}
-
 std::shared_ptr<const Filter> Filter::build(
     const FilterSpec &spec, const std::vector<std::string> &known_commands,
     std::string *error) {
@@ -106,7 +117,7 @@ std::shared_ptr<const Filter> Filter::build(
       f->accounts_include_ ? spec.include_accounts : spec.exclude_accounts;
   if (!trim(acc).empty()) {
     for (auto item : split_commas(acc)) {
-      const size_t at = item.rfind('@');
+      const size_t at = account_at(item);
       if (item.empty() || at == std::string_view::npos) {
         *error = "account '" + std::string(item) +
                  "' is not of the form user@host";
@@ -167,14 +178,12 @@ std::shared_ptr<const Filter> Filter::build(
   return f;
 }
 
-bool Filter::account_passes(std::string_view user, std::string_view host,
-                            std::string_view ip) const {
+bool Filter::account_passes(std::string_view priv_user,
+                            std::string_view priv_host) const {
   if (accounts_.empty()) return true;
   bool listed = false;
   for (const auto &a : accounts_) {
-    if (!wildcard_match(a.user, user, false)) continue;
-    if (wildcard_match(a.host, host, true) ||
-        (!ip.empty() && wildcard_match(a.host, ip, true))) {
+    if (a.user == priv_user && equal_ci(a.host, priv_host)) {
       listed = true;
       break;
     }
@@ -184,13 +193,8 @@ bool Filter::account_passes(std::string_view user, std::string_view host,
 
 bool Filter::database_passes(std::string_view db) const {
   if (databases_.empty()) return true;
-  bool listed = false;
-  for (const auto &d : databases_) {
-    if (wildcard_match(d, db, false)) {
-      listed = true;
-      break;
-    }
-  }
+  const bool listed =
+      std::find(databases_.begin(), databases_.end(), db) != databases_.end();
   return databases_include_ ? listed : !listed;
 }
 

@@ -5,16 +5,29 @@
 // whole new Filter in on SET GLOBAL and sessions read it without locks other
 // than the shared_ptr's reference count.
 //
-// Semantics (Percona audit_log compatible, with Strata extensions):
+// Semantics (Percona Server's audit_log, whose variable names these are;
+// docs/audit_log.md says why and where we differ):
 // - policy ALL: logins and queries; LOGINS: connect/disconnect/change user
 //   (failed logins included); QUERIES: statements and table access; NONE.
 // - accounts: "user@host" entries, comma separated; quotes or backquotes
-//   around either part are allowed; '%' and '_' are wildcards as in GRANT.
-//   The host part matches the client's host name or its IP. Applies to all
-//   events. include and exclude are mutually exclusive (one must be empty).
-// - databases: names (wildcards allowed); applies to statements and table
-//   access, matched against the session's current database (table access:
-//   the table's database).
+//   around either part are allowed (and needed for a ',' in a name). An
+//   entry names an account as CREATE USER does and is compared with the
+//   account the session authenticated as (CURRENT_USER(): the priv_user and
+//   priv_host of the security context), never with the client's host:
+//   '%' and '_' are ordinary characters there, so "svc_backup@%" is the
+//   account 'svc_backup'@'%' and nothing else. User names compare
+//   byte for byte; host names ignore ASCII case (MySQL stores them in lower
+//   case). Applies to all events but failed logins (no account yet: the
+//   glue records them whatever the lists say). include and exclude are
+//   mutually exclusive (one must be empty).
+// - databases: names, compared byte for byte ('%' and '_' are characters;
+//   backquotes allowed). A statement is matched on the databases it touched
+//   (the tables the server reported for it): an include list records it if
+//   ANY of them is listed, an exclude list drops it only if ALL of them
+//   are. A statement the server reports no table for is matched on the
+//   session's current database, except DDL and DCL statements, which pass
+//   database lists (they can name any database and the server does not say
+//   which). Table access records: the table's database.
 // - commands: sql command names as in Com_xxx ("select", "create_table") or
 //   the groups "ddl", "dml", "dcl"; applies to statements and table access.
 // - settings changes (audit_log_*) are always recorded, whatever the filter.
@@ -41,9 +54,6 @@ struct FilterSpec {
 // The group ("ddl", "dml", "dcl") of an sql command name, or "" for none.
 std::string_view command_group(std::string_view command_name);
 
-// LIKE-style match: '%' any run, '_' one byte; case-insensitive iff ci.
-bool wildcard_match(std::string_view pattern, std::string_view s, bool ci);
-
 class Filter {
  public:
   // known_commands[i] is the name of sql command i (the server's
@@ -60,8 +70,9 @@ class Filter {
   bool queries_enabled() const {
     return policy_ == Policy::kAll || policy_ == Policy::kQueries;
   }
-  bool account_passes(std::string_view user, std::string_view host,
-                      std::string_view ip) const;
+  // priv_user, priv_host: the account the session authenticated as.
+  bool account_passes(std::string_view priv_user,
+                      std::string_view priv_host) const;
   bool database_passes(std::string_view db) const;
   // command: index into known_commands; out of range = unknown (passes
   // unless an include list of commands is set).

@@ -21,18 +21,6 @@ std::shared_ptr<const Filter> build(const FilterSpec &s, std::string *err = null
 
 }  // namespace
 
-TEST(Filter, Wildcards) {
-  EXPECT_TRUE(wildcard_match("%", "", false));
-  EXPECT_TRUE(wildcard_match("app%", "app_rw", false));
-  EXPECT_FALSE(wildcard_match("app%", "xapp", false));
-  EXPECT_TRUE(wildcard_match("10.0.%.1", "10.0.33.1", false));
-  EXPECT_TRUE(wildcard_match("LOCALHOST", "localhost", true));
-  EXPECT_FALSE(wildcard_match("LOCALHOST", "localhost", false));
-  EXPECT_TRUE(wildcard_match("a_c", "abc", false));
-  EXPECT_FALSE(wildcard_match("a_c", "ac", false));
-  EXPECT_TRUE(wildcard_match("%b%b%", "abxbz", false));
-}
-
 TEST(Filter, Policy) {
   FilterSpec s;
   s.policy = Policy::kLogins;
@@ -48,29 +36,72 @@ TEST(Filter, Policy) {
 
 TEST(Filter, Accounts) {
   FilterSpec s;
-  s.include_accounts = "app@%, 'admin'@'localhost' , ro@10.0.0.%";
+  s.include_accounts = "app@%, 'admin'@'localhost' , ro@10.0.0.%, `o,dd`@'h,st'";
   auto f = build(s);
   ASSERT_TRUE(f);
-  EXPECT_TRUE(f->account_passes("app", "web1", "10.1.1.1"));
-  EXPECT_TRUE(f->account_passes("admin", "localhost", ""));
-  EXPECT_FALSE(f->account_passes("admin", "web1", "10.1.1.1"));
-  EXPECT_TRUE(f->account_passes("ro", "somehost", "10.0.0.7"));
-  EXPECT_FALSE(f->account_passes("root", "localhost", "127.0.0.1"));
+  EXPECT_TRUE(f->account_passes("app", "%"));
+  EXPECT_TRUE(f->account_passes("admin", "localhost"));
+  EXPECT_TRUE(f->account_passes("admin", "LocalHost"));  // hosts ignore case
+  EXPECT_FALSE(f->account_passes("Admin", "localhost"));  // users do not
+  EXPECT_FALSE(f->account_passes("admin", "%"));
+  EXPECT_TRUE(f->account_passes("ro", "10.0.0.%"));
+  EXPECT_FALSE(f->account_passes("ro", "10.0.0.7"));
+  EXPECT_TRUE(f->account_passes("o,dd", "h,st"));
+  EXPECT_FALSE(f->account_passes("root", "localhost"));
 
   FilterSpec x;
-  x.exclude_accounts = "monitor@localhost";
+  x.exclude_accounts = "monitor@localhost, ''@localhost";
   f = build(x);
-  EXPECT_FALSE(f->account_passes("monitor", "localhost", ""));
-  EXPECT_TRUE(f->account_passes("root", "localhost", ""));
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->account_passes("monitor", "localhost"));
+  EXPECT_FALSE(f->account_passes("", "localhost"));  // the anonymous account
+  EXPECT_TRUE(f->account_passes("root", "localhost"));
+}
+
+TEST(Filter, AccountNamesAreLiteral) {
+  // An entry names an account as CREATE USER does: '_' and '%' in it are
+  // characters, compared with the account the session authenticated as.
+  FilterSpec x;
+  x.exclude_accounts = "svc_backup@%";
+  auto f = build(x);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->account_passes("svc_backup", "%"));
+  EXPECT_TRUE(f->account_passes("svcXbackup", "%"));
+  EXPECT_TRUE(f->account_passes("svc_backupX", "%"));
+  EXPECT_TRUE(f->account_passes("svc_backup", "localhost"));
+
+  FilterSpec i;
+  i.include_accounts = "app_ro@10.0.0.%";
+  f = build(i);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->account_passes("app_ro", "10.0.0.%"));
+  EXPECT_FALSE(f->account_passes("appXro", "10.0.0.%"));
+  EXPECT_FALSE(f->account_passes("app_ro", "10.0.0.7"));
+  EXPECT_FALSE(f->account_passes("app_ro", "10.0.0._"));
+}
+
+TEST(Filter, DatabaseNamesAreLiteral) {
+  FilterSpec x;
+  x.exclude_databases = "pay_roll";
+  auto f = build(x);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->database_passes("pay_roll"));
+  EXPECT_TRUE(f->database_passes("payXroll"));
+  FilterSpec y;
+  y.exclude_databases = "tmp%";
+  f = build(y);
+  EXPECT_TRUE(f->database_passes("tmp_payroll"));
+  EXPECT_FALSE(f->database_passes("tmp%"));
 }
 
 TEST(Filter, Databases) {
   FilterSpec s;
-  s.exclude_databases = "mysql,sys, perf%";
+  s.exclude_databases = "mysql,sys, `odd,name`";
   auto f = build(s);
   ASSERT_TRUE(f);
   EXPECT_FALSE(f->database_passes("mysql"));
-  EXPECT_FALSE(f->database_passes("performance_schema"));
+  EXPECT_FALSE(f->database_passes("odd,name"));
+  EXPECT_TRUE(f->database_passes("Mysql"));  // names compare byte for byte
   EXPECT_TRUE(f->database_passes("shop"));
   EXPECT_TRUE(f->database_passes(""));
   FilterSpec i;
