@@ -545,8 +545,7 @@ MYSQL_SYSVAR_BOOL(redact_literals, sv_redact_literals, PLUGIN_VAR_OPCMDARG,
 MYSQL_SYSVAR_BOOL(table_access, sv_table_access,
                   PLUGIN_VAR_OPCMDARG | PLUGIN_VAR_READONLY,
                   "Also record each table read/insert/update/delete (a "
-                  "startup option: the server subscribes the plugin to table "
-                  "events only when it is ON, so OFF costs nothing).",
+                  "startup option).",
                   nullptr, nullptr, false);
 
 MYSQL_SYSVAR_ENUM(handler, sv_handler,
@@ -665,6 +664,25 @@ void notify_connection(MYSQL_THD thd, const mysql_event_connection *e) {
   g_log->append(r);
 }
 
+// The databases of the tables the statement running on this thread has
+// touched so far (table access events), for the database lists; decided on
+// and cleared at the statement's GENERAL_STATUS event, which the server
+// raises on the same thread when the statement ends (a stored program's
+// statements add to their CALL's set). Keyed by connection: a thread that
+// serves another session starts afresh.
+strata_audit::TouchedDatabases &touched_databases(MYSQL_THD thd) {
+  struct Session {
+    my_thread_id connection = 0;
+    strata_audit::TouchedDatabases dbs;
+  };
+  thread_local Session s;
+  if (s.connection != thd->thread_id()) {
+    s.dbs.clear();
+    s.connection = thd->thread_id();
+  }
+  return s.dbs;
+}
+
 size_t command_index(std::string_view name) {
   auto it = g_command_index.find(name);
   return it == g_command_index.end() ? SIZE_MAX : it->second;
@@ -685,6 +703,12 @@ std::string_view shape_query(std::string_view q, std::string *storage,
 
 void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   if (e->event_subclass != MYSQL_AUDIT_GENERAL_STATUS) return;
+  // The statement ends here: its touched databases go with it.
+  strata_audit::TouchedDatabases &touched = touched_databases(thd);
+  struct ClearTouched {
+    strata_audit::TouchedDatabases &dbs;
+    ~ClearTouched() { dbs.clear(); }
+  } clear_touched{touched};
   const std::string_view command = sv(e->general_command);
   if (command == "Quit") return;  // the disconnect record covers it
   g_events.fetch_add(1, std::memory_order_relaxed);
@@ -693,10 +717,11 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   fill_account(thd, &r);
   r.db = sv(thd->db());
   r.command_class = sv(e->general_sql_command);
+  const size_t cmd = command_index(r.command_class);
   if (!f || !f->queries_enabled() ||
       !f->account_passes(r.priv_user, priv_host(thd)) ||
-      !f->database_passes(r.db) ||
-      !f->command_passes(command_index(r.command_class))) {
+      !f->statement_databases_pass(touched.names(), r.db, cmd) ||
+      !f->command_passes(cmd)) {
     g_events_filtered.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -714,7 +739,6 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
 }
 
 void notify_table(MYSQL_THD thd, const mysql_event_table_access *e) {
-  if (!g_table_access.load(std::memory_order_relaxed)) return;
   const char *op;
   switch (e->event_subclass) {
     case MYSQL_AUDIT_TABLE_ACCESS_READ: op = "read"; break;
@@ -723,8 +747,13 @@ void notify_table(MYSQL_THD thd, const mysql_event_table_access *e) {
     case MYSQL_AUDIT_TABLE_ACCESS_DELETE: op = "delete"; break;
     default: return;
   }
-  g_events.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const Filter> &f = g_filter.read();
+  // Every statement's tables count for the database lists (notify_general),
+  // whether or not table access is recorded.
+  if (f && f->filters_databases())
+    touched_databases(thd).add(sv(e->table_database));
+  if (!g_table_access.load(std::memory_order_relaxed)) return;
+  g_events.fetch_add(1, std::memory_order_relaxed);
   Record r;
   fill_account(thd, &r);
   r.db = sv(thd->db());
@@ -848,10 +877,12 @@ int audit_init(MYSQL_PLUGIN plugin) {
     g_max_query_length = sv_max_query_length;
     g_redact = sv_redact_literals;
     g_table_access = sv_table_access;
-    // The server reads the event mask after init: table events only when
-    // asked for (each table of each statement would cost a call).
+    // The server reads the event mask after init, once: table events are
+    // always wanted, since the database lists (dynamic) match a statement
+    // on the databases of its tables (notify_table); with no list set and
+    // audit_log_table_access=OFF each one returns at once.
     audit_descriptor.class_mask[MYSQL_AUDIT_TABLE_ACCESS_CLASS] =
-        sv_table_access ? MYSQL_AUDIT_TABLE_ACCESS_ALL : 0;
+        MYSQL_AUDIT_TABLE_ACCESS_ALL;
 
     g_registry = mysql_plugin_registry_acquire();
     if (g_registry == nullptr) {

@@ -92,6 +92,13 @@ std::string_view command_group(std::string_view n) {
   return "";
 }
 
+void TouchedDatabases::add(std::string_view db) {
+  if (db.empty()) return;
+  for (const auto &n : names_)
+    if (n == db) return;
+  names_.emplace_back(db);
+}
+
 std::shared_ptr<const Filter> Filter::build(
     const FilterSpec &spec, const std::vector<std::string> &known_commands,
     std::string *error) {
@@ -153,6 +160,11 @@ std::shared_ptr<const Filter> Filter::build(
   const std::string &cmds =
       f->commands_include_ ? spec.include_commands : spec.exclude_commands;
   f->command_ok_.assign(known_commands.size(), 1);
+  f->ddl_or_dcl_.assign(known_commands.size(), 0);
+  for (size_t i = 0; i < known_commands.size(); ++i) {
+    const std::string_view g = command_group(known_commands[i]);
+    f->ddl_or_dcl_[i] = g == "ddl" || g == "dcl";
+  }
   if (!trim(cmds).empty()) {
     std::vector<uint8_t> listed(known_commands.size(), 0);
     for (auto item : split_commas(cmds)) {
@@ -196,6 +208,24 @@ bool Filter::database_passes(std::string_view db) const {
   const bool listed =
       std::find(databases_.begin(), databases_.end(), db) != databases_.end();
   return databases_include_ ? listed : !listed;
+}
+
+bool Filter::statement_databases_pass(const std::vector<std::string> &touched,
+                                      std::string_view current_db,
+                                      size_t command) const {
+  if (databases_.empty()) return true;
+  if (touched.empty()) {
+    // The server reports tables only for DML. DDL and DCL name their
+    // objects in the statement text, in any database: they pass, so that
+    // DROP TABLE payroll.t from another database cannot hide.
+    if (command < ddl_or_dcl_.size() && ddl_or_dcl_[command] != 0) return true;
+    return database_passes(current_db);
+  }
+  // Include: recorded if any is listed; exclude: dropped only if all are
+  // listed. Either way: recorded iff some touched database passes alone.
+  for (const auto &db : touched)
+    if (database_passes(db)) return true;
+  return false;
 }
 
 bool Filter::command_passes(size_t command) const {

@@ -54,6 +54,21 @@ struct FilterSpec {
 // The group ("ddl", "dml", "dcl") of an sql command name, or "" for none.
 std::string_view command_group(std::string_view command_name);
 
+// The databases one statement touched, collected while it runs from the
+// server's table access events. strata_audit.cc keeps one per session
+// thread and clears it once the statement's record is decided. Not
+// thread-safe (one session's events come on one thread).
+class TouchedDatabases {
+ public:
+  // Empty names (no database) are ignored; each name is kept once.
+  void add(std::string_view db);
+  void clear() { names_.clear(); }
+  const std::vector<std::string> &names() const { return names_; }
+
+ private:
+  std::vector<std::string> names_;  // few: a linear search is cheapest
+};
+
 class Filter {
  public:
   // known_commands[i] is the name of sql command i (the server's
@@ -73,7 +88,18 @@ class Filter {
   // priv_user, priv_host: the account the session authenticated as.
   bool account_passes(std::string_view priv_user,
                       std::string_view priv_host) const;
+  // One database: a table access record's table.
   bool database_passes(std::string_view db) const;
+  // A statement: the databases it touched (maybe none), the session's
+  // current database and the statement's command (index into
+  // known_commands). An include list passes it if ANY touched database is
+  // listed, an exclude list drops it only if ALL are; with none touched,
+  // DDL and DCL pass and others are matched on current_db.
+  bool statement_databases_pass(const std::vector<std::string> &touched,
+                                std::string_view current_db,
+                                size_t command) const;
+  // Whether a database list is set (else the touched set is not needed).
+  bool filters_databases() const { return !databases_.empty(); }
   // command: index into known_commands; out of range = unknown (passes
   // unless an include list of commands is set).
   bool command_passes(size_t command) const;
@@ -88,6 +114,7 @@ class Filter {
   std::vector<std::string> databases_;
   bool databases_include_ = false;
   std::vector<uint8_t> command_ok_;  // per known command
+  std::vector<uint8_t> ddl_or_dcl_;  // per known command
   bool commands_include_ = false;    // unknown commands fail an include list
 };
 

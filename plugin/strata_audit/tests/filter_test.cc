@@ -111,6 +111,64 @@ TEST(Filter, Databases) {
   EXPECT_FALSE(f->database_passes(""));
 }
 
+TEST(Filter, AStatementIsMatchedOnTheDatabasesItTouched) {
+  // USE test; UPDATE payroll.t ...: the current database is test, the
+  // server reports a table of payroll.
+  FilterSpec i;
+  i.include_databases = "payroll";
+  auto f = build(i);
+  ASSERT_TRUE(f);
+  TouchedDatabases t;
+  t.add("payroll");
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "test", kUpdate));
+  t.add("test");  // any touched database listed: recorded
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "test", kUpdate));
+  t.clear();
+  t.add("test");  // USE payroll; SELECT FROM test.t: payroll not touched
+  EXPECT_FALSE(f->statement_databases_pass(t.names(), "payroll", kSelect));
+  t.clear();  // no table (SELECT 1, SET ...): the current database
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "payroll", kSelect));
+  EXPECT_FALSE(f->statement_databases_pass(t.names(), "test", kSetOption));
+  // DDL and DCL without tables reported (DROP TABLE payroll.t, GRANT ON
+  // payroll.*) may name any database: they pass.
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "test", kDropTable));
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "test", kGrant));
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "", kCreateTable));
+
+  FilterSpec x;
+  x.exclude_databases = "scratch";
+  f = build(x);
+  ASSERT_TRUE(f);
+  t.clear();
+  t.add("scratch");
+  EXPECT_FALSE(f->statement_databases_pass(t.names(), "scratch", kInsert));
+  EXPECT_FALSE(f->statement_databases_pass(t.names(), "payroll", kInsert));
+  t.add("payroll");  // not all touched databases excluded: recorded
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "scratch", kInsert));
+  t.clear();
+  EXPECT_FALSE(f->statement_databases_pass(t.names(), "scratch", kSelect));
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "scratch", kDropTable));
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "payroll", kSelect));
+
+  FilterSpec none;
+  f = build(none);
+  t.clear();
+  EXPECT_TRUE(f->statement_databases_pass(t.names(), "", kSelect));
+  EXPECT_FALSE(f->filters_databases());
+}
+
+TEST(Filter, TouchedDatabasesKeepEachNameOnce) {
+  TouchedDatabases t;
+  for (int i = 0; i < 3; ++i) {
+    t.add("a");
+    t.add("b");
+    t.add("");  // no database: ignored
+  }
+  EXPECT_EQ(t.names(), (std::vector<std::string>{"a", "b"}));
+  t.clear();
+  EXPECT_TRUE(t.names().empty());
+}
+
 TEST(Filter, CommandsAndGroups) {
   FilterSpec s;
   s.include_commands = "DDL,dcl";
