@@ -13,6 +13,34 @@ Lsn KthHighest(std::vector<Lsn> v, std::size_t k) {
   std::nth_element(v.begin(), v.begin() + (k - 1), v.end(), std::greater<Lsn>());
   return v[k - 1];
 }
+
+// Whether a tail written in `epoch` at block `end` belongs to the stream
+// sealed with `history`: its writer is in the history and no later writer
+// sealed below `end` (a later one would have rewritten that block).
+bool TailBelongs(const std::vector<SealEntry>& history, Epoch epoch, Lsn end) {
+  bool found = false;
+  for (const auto& h : history) {
+    if (h.epoch == epoch) found = true;
+    else if (found && h.lsn < end) return false;
+  }
+  return found;
+}
+
+// Where a node's log ends and which writer wrote its last byte: its block
+// stream, extended by its tail register when the tail sits at the block end
+// and the node's own history vouches for its writer. Such a tail's epoch is
+// never below the stream epoch (no later writer sealed below the end).
+struct LogEnd {
+  Epoch epoch;
+  Lsn end;
+  bool operator>(const LogEnd& o) const { return epoch != o.epoch ? epoch > o.epoch : end > o.end; }
+};
+LogEnd EndOf(const NodeState& s) {
+  const TailImage& t = s.tail;
+  if (t.valid() && t.block_lsn == s.durable && TailBelongs(s.history, t.epoch, s.durable))
+    return LogEnd{t.epoch, t.data_end};
+  return LogEnd{StreamEpochAt(s.history, s.durable), s.durable};
+}
 }  // namespace
 
 Lsn QuorumFrontier(const std::vector<NodeAck>& nodes, std::size_t w, Lsn tail_block, Lsn tail_end) {
@@ -36,30 +64,22 @@ Epoch StreamEpochAt(const std::vector<SealEntry>& history, Lsn end) {
 
 std::optional<std::size_t> ChooseSource(const std::vector<NodeState>& states) {
   std::optional<std::size_t> best;
-  Epoch best_epoch = 0;
+  LogEnd best_end{0, 0};
   for (std::size_t i = 0; i < states.size(); ++i) {
-    const Epoch e = StreamEpochAt(states[i].history, states[i].durable);
-    if (!best || e > best_epoch || (e == best_epoch && states[i].durable > states[*best].durable)) {
+    const LogEnd e = EndOf(states[i]);
+    if (!best || e > best_end) {
       best = i;
-      best_epoch = e;
+      best_end = e;
     }
   }
   return best;
 }
 
 TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<SealEntry>& history, Lsn end) {
-  auto belongs = [&](Epoch e) {
-    bool found = false;
-    for (const auto& h : history) {
-      if (h.epoch == e) found = true;
-      else if (found && h.lsn < end) return false;  // a later writer sealed below the end
-    }
-    return found;
-  };
   TailImage best;
   for (const auto& s : states) {
     const TailImage& t = s.tail;
-    if (!t.valid() || t.block_lsn != end || !belongs(t.epoch)) continue;
+    if (!t.valid() || t.block_lsn != end || !TailBelongs(history, t.epoch, end)) continue;
     if (!best.valid() || t.epoch > best.epoch || (t.epoch == best.epoch && t.data_end > best.data_end)) best = t;
   }
   return best;

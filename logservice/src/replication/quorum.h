@@ -43,8 +43,16 @@ Lsn QuorumFrontier(const std::vector<NodeAck>& nodes, std::size_t w, Lsn tail_bl
 // E's seal LSN holds no byte of E, and must not win recovery as if it did.
 Epoch StreamEpochAt(const std::vector<SealEntry>& history, Lsn end);
 
-// Recovery: the node whose log wins: highest StreamEpochAt(history,
-// durable), then highest durable end. Returns the index, nullopt if empty.
+// Recovery: the node whose log wins: the highest (epoch of its last byte,
+// end of its log), ties to the first. A node's log is its block stream
+// (StreamEpochAt(history, durable), durable), extended by its tail register
+// (tail epoch, tail data end) when the tail sits at its block end and its
+// own history vouches for the tail's writer (as in ChooseTail). Counting
+// the tail matters: a commit that lives only in the tail register (on W
+// nodes) must win over a node holding the same blocks without it, whose
+// history may not even contain the tail's writer (then ChooseTail, given
+// that node's history, would drop the tail). Returns the index, nullopt if
+// empty.
 std::optional<std::size_t> ChooseSource(const std::vector<NodeState>& states);
 
 // Recovery: the tail image that belongs after the winning stream (history,

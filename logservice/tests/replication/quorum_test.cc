@@ -90,6 +90,45 @@ TEST(Quorum, ANodeSealedButNotFilledDoesNotWinRecovery) {
   EXPECT_EQ(*ChooseSource(s), 0u);
 }
 
+// Epoch 2 sealed nodes 1 and 2 at 1024 (node 0 was down) and its only
+// acknowledged write was the tail (1024, 1300) on both. A takeover that
+// hears from nodes 0 and 1 sees equal block streams (stream epoch 1, durable
+// 1024); node 0 holds nothing of epoch 2, so its history cannot vouch for
+// the tail. Node 1's tail (epoch 2, data end 1300) is beyond node 0's
+// blocks: node 1 must win, and the tail with it.
+TEST(Quorum, AnAcknowledgedTailBeyondAnotherNodesBlocksWinsRecovery) {
+  std::vector<NodeState> s(2);
+  s[0].history = {{1, 0}};
+  s[0].durable = 1024;
+  s[1].history = {{1, 0}, {2, 1024}};
+  s[1].durable = 1024;
+  s[1].tail = TailImage{2, 1024, 1300, std::string(512, 't')};
+  ASSERT_EQ(*ChooseSource(s), 1u);
+  EXPECT_EQ(ChooseTail(s, s[1].history, s[1].durable), s[1].tail);
+  // The order in which nodes answered does not matter.
+  std::swap(s[0], s[1]);
+  EXPECT_EQ(*ChooseSource(s), 0u);
+  // An older writer's tail at the same block is not beyond the newer one's.
+  s[1].tail = TailImage{1, 1024, 1400, std::string(512, 'o')};
+  EXPECT_EQ(*ChooseSource(s), 0u);
+  // A tail the node's own history does not vouch for (its writer is not in
+  // it) counts for nothing: that node ranks by its blocks alone.
+  s[0].tail.epoch = 3;
+  EXPECT_EQ(*ChooseSource(s), 1u);  // (1, 1400) beats the block stream (1, 1024)
+  s[1].tail = TailImage{};
+  EXPECT_EQ(*ChooseSource(s), 0u);  // equal block streams: the first
+  // Complete blocks of the same epoch beyond the tail's data end win (the
+  // completed block holds the tail's data).
+  s[0].tail = TailImage{2, 1024, 1300, std::string(512, 't')};
+  s[1].history = {{1, 0}, {2, 1024}};
+  s[1].durable = 1536;
+  EXPECT_EQ(*ChooseSource(s), 1u);
+  // A tail not at the node's own block end (its blocks lag) counts for nothing.
+  s[1].durable = 512;
+  s[1].tail = TailImage{2, 1024, 1500, std::string(512, 'l')};
+  EXPECT_EQ(*ChooseSource(s), 0u);
+}
+
 TEST(Quorum, TailChoiceNewestEpochThenLongestAtTheEndOfTheSameStream) {
   const std::vector<SealEntry> h = {{1, 0}, {2, 512}};
   std::vector<NodeState> s(4);
