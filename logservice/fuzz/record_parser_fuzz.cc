@@ -1,7 +1,8 @@
 // Fuzz target: every reader of on-disk bytes in the storage layer, the code
 // that must never trust a torn or corrupt segment: ParseRecord (segment
-// records), DecodeSegmentHeader and DecodeDurableFile (checkpoint, node
-// meta, tail). Checked invariants: a parser never claims bytes beyond its
+// records) and recovery's PeekRecordHeader / ChecksOutWithPayloadLength /
+// FindValidRecord, DecodeSegmentHeader and DecodeDurableFile (checkpoint,
+// node meta, tail). Checked invariants: a parser never claims bytes beyond its
 // input, and whatever it accepts re-encodes to exactly the bytes it read
 // (so an accepted record is one a writer could have produced).
 //
@@ -46,7 +47,30 @@ void FixRecordCrcs(std::string& b) {
   }
 }
 
+// Recovery's judging readers on the same bytes: whatever they accept must be
+// a record ParseRecord accepts at that very offset.
+void Judges(std::string_view bytes) {
+  RecordHeader h;
+  std::string why;
+  if (PeekRecordHeader(bytes, &h) && !ValidRecordShape(h, &why)) Fail("peeked a header of invalid shape");
+  if (bytes.size() >= kRecordHeaderSize &&
+      ChecksOutWithPayloadLength(bytes, static_cast<std::uint32_t>(bytes.size() - kRecordHeaderSize))) {
+    std::string copy(bytes);
+    PutFixed32(copy.data() + kRecPayloadLenOffset, static_cast<std::uint32_t>(bytes.size() - kRecordHeaderSize));
+    std::string_view payload;
+    if (ParseRecord(copy, &h, &payload, &why) != ParseResult::kOk) Fail("length check accepted a bad record");
+  }
+  const std::size_t at = FindValidRecord(bytes, 0);
+  if (at == std::string_view::npos) return;
+  if (at >= bytes.size()) Fail("scan found a record beyond the input");
+  std::string_view payload;
+  if (ParseRecord(bytes.substr(at), &h, &payload, &why) != ParseResult::kOk) Fail("scan found a bad record");
+  for (std::size_t before = 0; before < at; ++before)
+    if (ParseRecord(bytes.substr(before), &h, &payload, &why) == ParseResult::kOk) Fail("scan skipped a record");
+}
+
 void Records(std::string_view bytes) {
+  Judges(bytes);
   while (!bytes.empty()) {
     RecordHeader h;
     std::string_view payload;

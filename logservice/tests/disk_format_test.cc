@@ -122,6 +122,51 @@ TEST(DiskFormat, RecordShapeRules) {
   EXPECT_TRUE(ValidRecordShape({RecordType::kRedo, 6, 10, 16, 1}, &why));
 }
 
+// The readers recovery uses to judge bytes ParseRecord refused.
+TEST(DiskFormat, RecoveryJudgesDamageWithPeekLengthAndScan) {
+  const std::string first = OneRecord({RecordType::kRedo, 0, 100, 105, 1}, "hello");
+  const std::string second = OneRecord({RecordType::kRedo, 0, 105, 111, 1}, "world!");
+  RecordHeader h;
+  // Peek reads a header whose payload is missing or damaged, not a short or malformed one.
+  ASSERT_TRUE(PeekRecordHeader(first.substr(0, kRecordHeaderSize), &h));
+  EXPECT_EQ(h.start_lsn, 100u);
+  EXPECT_EQ(h.payload_len, 5u);
+  std::string bad_payload = first;
+  bad_payload.back() ^= 1;
+  EXPECT_TRUE(PeekRecordHeader(bad_payload, &h));
+  EXPECT_FALSE(PeekRecordHeader(first.substr(0, kRecordHeaderSize - 1), &h));
+  EXPECT_FALSE(PeekRecordHeader(std::string(kRecordHeaderSize, '\0'), &h)) << "type 0";
+  std::string reserved = first;
+  reserved[kRecReservedOffset] = 1;
+  EXPECT_FALSE(PeekRecordHeader(reserved, &h));
+
+  // A page image whose length field alone rotted checks out with its true length.
+  std::string page_payload(kPageKeySize, '\0');
+  page_payload += "image";
+  std::string page = OneRecord({RecordType::kPageImage, 0, 7, 7, 1}, page_payload);
+  const auto true_len = static_cast<std::uint32_t>(page_payload.size());
+  page[kRecPayloadLenOffset + 1] ^= 1;
+  std::string_view out;
+  std::string why;
+  EXPECT_EQ(ParseRecord(page, &h, &out, &why), ParseResult::kIncomplete) << "looks cut short by EOF";
+  EXPECT_TRUE(ChecksOutWithPayloadLength(page, true_len));
+  EXPECT_FALSE(ChecksOutWithPayloadLength(page, true_len - 1));
+  EXPECT_FALSE(ChecksOutWithPayloadLength(page, true_len + 1)) << "beyond the bytes present";
+  EXPECT_FALSE(ChecksOutWithPayloadLength(first.substr(0, 10), 0));
+
+  // The scan tries every offset: it finds a record after damage, and after
+  // a length field that claims to swallow it.
+  std::string file = std::string(3, 'x') + bad_payload + second;
+  EXPECT_EQ(FindValidRecord(file, 0), 3 + first.size());
+  EXPECT_EQ(FindValidRecord(file, 3 + first.size() + 1), std::string_view::npos);
+  std::string swallowing = first + second;
+  swallowing[kRecPayloadLenOffset + 2] ^= 1;
+  EXPECT_EQ(FindValidRecord(swallowing, 1), first.size());
+  EXPECT_EQ(FindValidRecord(std::string(4096, '\0'), 0), std::string_view::npos);
+  EXPECT_EQ(FindValidRecord(first, first.size()), std::string_view::npos);
+  EXPECT_EQ(FindValidRecord(first, 1000), std::string_view::npos) << "from beyond the end";
+}
+
 TEST(DiskFormat, DurableFileRoundTripAndRejections) {
   const std::string payload = "checkpoint payload";
   std::string good = EncodeDurableFile(DurableFileKind::kCheckpoint, payload);

@@ -240,6 +240,87 @@ TEST_F(LogStoreTest, ConcurrentAppendersSyncerAndReaders) {
   EXPECT_EQ(store->frontier().durable_lsn, 1000u + kWriters * kChunks * kChunk);
 }
 
+// Five synced 10-byte appends at LSN 1000: records of 46 bytes from offset
+// 40; the third, [1020, 1030), starts at offset 132.
+TEST_F(LogStoreTest, BitRotInTheNewestSegmentFailsOpenAndLeavesTheFileAlone) {
+  log.Expect("refusing to open", "the test flips a bit in an acknowledged record");
+  {
+    auto store = Open();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(store->Append(1000 + i * 10, 1, std::string(10, 'a' + i)).ok());
+    ASSERT_OK(store->Sync());
+    EXPECT_EQ(store->frontier().durable_lsn, 1050u);
+  }
+  const std::string seg = kDir + "/" + storage::SegmentFileName(1);
+  ASSERT_OK(fs->FlipBit(seg, 132 + storage::kRecordHeaderSize + 4, 6));
+  const std::string before = *fs->FileContents(seg);
+  LogStoreOptions o;
+  o.initial_lsn = initial_lsn;
+  o.log = log.sink();
+  RecoveryReport report;
+  auto store = LogStore::Open(fs, kDir, o, &report);
+  ASSERT_FALSE(store.ok()) << "acknowledged records after the damage would have been cut";
+  EXPECT_TRUE(store.status().is_data_loss()) << store.status().ToString();
+  const std::string& m = store.status().message();
+  EXPECT_NE(m.find(seg), std::string::npos) << m;
+  EXPECT_NE(m.find("offset 132"), std::string::npos) << m;
+  EXPECT_NE(m.find("[1020, 1030)"), std::string::npos) << m;
+  EXPECT_EQ(*fs->FileContents(seg), before) << "not one byte cut or rewritten";
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->file, seg);
+  EXPECT_EQ(report.damage->offset, 132u);
+  EXPECT_FALSE(report.damage->sealed);
+  EXPECT_EQ(report.damage->start_lsn, 1020u);
+  EXPECT_EQ(report.damage->end_lsn, 1050u) << "up to the end of the valid records after it";
+}
+
+// 30-byte appends at LSN 1000 into 256-byte segments: three 66-byte records
+// per segment; the second record of segment 1, [1030, 1060), is at offset 106.
+TEST_F(LogStoreTest, BitRotInASealedSegmentIsCorruptionOnReadNeverASkip) {
+  segment_bytes = 256;
+  auto store = Open();
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(store->Append(1000 + i * 30, 1, std::string(30, 'a' + i)).ok());
+  ASSERT_OK(store->Sync());
+  ASSERT_GE(store->stats().segments, 4u);
+  const std::string seg = kDir + "/" + storage::SegmentFileName(1);
+  ASSERT_OK(fs->FlipBit(seg, 106 + storage::kRecordHeaderSize + 7, 2));
+
+  auto r = store->Read(1000, 1 << 20);
+  ASSERT_FALSE(r.ok()) << "damaged bytes were served or skipped";
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
+  EXPECT_FALSE(r.status().is_not_found());
+  const std::string& m = r.status().message();
+  EXPECT_NE(m.find(seg), std::string::npos) << m;
+  EXPECT_NE(m.find("offset 106"), std::string::npos) << m;
+  EXPECT_NE(m.find("[1030, 1060)"), std::string::npos) << "the LSNs this node lost: " << m;
+  EXPECT_EQ(Concat(*store->Read(1000, 30)), std::string(30, 'a')) << "the record before is intact";
+  EXPECT_EQ(Concat(*store->Read(1060, 30)), std::string(30, 'c')) << "so is the one after";
+  EXPECT_EQ(store->Read(1040, 10).status().code(), StatusCode::kCorruption) << "a read inside it fails too";
+  auto damaged = store->damaged();
+  ASSERT_EQ(damaged.size(), 1u) << "listed once, however often it is read";
+  EXPECT_EQ(damaged[0].file, seg);
+  EXPECT_EQ(damaged[0].offset, 106u);
+  EXPECT_TRUE(damaged[0].sealed);
+  EXPECT_EQ(damaged[0].start_lsn, 1030u);
+  EXPECT_EQ(damaged[0].end_lsn, 1060u);
+
+  // The file is left as it is, so the next Open refuses the same record.
+  log.Expect("refusing to open", "the test reopens a store with a damaged sealed segment");
+  store.reset();
+  LogStoreOptions o;
+  o.segment_bytes = segment_bytes;
+  o.log = log.sink();
+  RecoveryReport report;
+  auto reopened = LogStore::Open(fs, kDir, o, &report);
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_TRUE(reopened.status().is_data_loss());
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_TRUE(report.damage->sealed);
+  EXPECT_EQ(report.damage->offset, 106u);
+  EXPECT_EQ(report.damage->start_lsn, 1030u);
+  o.cut_damaged_tail = report.damage;
+  EXPECT_TRUE(LogStore::Open(fs, kDir, o).status().is_data_loss()) << "a sealed segment is never cut";
+}
+
 TEST(LogStoreOnDisk, RealFilesSurviveReopenAndATornTail) {
   testing::ScratchDir scratch;
   testing::CapturingLog log;

@@ -36,11 +36,13 @@ class SegmentJournalTest : public ::testing::Test {
   Recorder recorded;
   RecoveryReport report;
 
-  Result<std::unique_ptr<SegmentJournal>> Open(std::uint64_t segment_bytes = 1 << 20) {
+  Result<std::unique_ptr<SegmentJournal>> Open(std::uint64_t segment_bytes = 1 << 20,
+                                               std::optional<DamagedRecord> cut_damaged_tail = std::nullopt) {
     recorded = Recorder();
     report = RecoveryReport();
-    return SegmentJournal::Open(fs, kDir, JournalOptions{SegmentKind::kRedo, segment_bytes, 0, log.sink()},
-                                &recorded, &report);
+    return SegmentJournal::Open(
+        fs, kDir, JournalOptions{SegmentKind::kRedo, segment_bytes, 0, log.sink(), std::move(cut_damaged_tail)},
+        &recorded, &report);
   }
   static Result<SegmentJournal::Appended> AppendRedo(SegmentJournal& j, Lsn start, const std::string& bytes) {
     RecordHeader h{RecordType::kRedo, static_cast<std::uint32_t>(bytes.size()), start, start + bytes.size(), 1};
@@ -103,23 +105,140 @@ TEST_F(SegmentJournalTest, TornTailOfNewestSegmentIsCutAndLogged) {
   EXPECT_EQ(recorded.payloads, (std::vector<std::string>{"one", "TWO"}));
 }
 
-TEST_F(SegmentJournalTest, BadCrcInNewestSegmentIsCutNeverServed) {
-  log.Expect("cutting torn tail", "the test flips a bit in the last record");
+TEST_F(SegmentJournalTest, ZerosAfterTheLastRecordAreATornTail) {
+  log.Expect("cutting torn tail", "the test extends the file with zeros, as a crash before the data landed does");
   {
+    auto j = Open();
+    ASSERT_TRUE(AppendRedo(**j, 0, "one").ok());
+    ASSERT_TRUE(AppendRedo(**j, 3, "two").ok());
+    ASSERT_OK((*j)->SyncAll());
+  }
+  std::string bytes = *fs->FileContents(SegPath(1));
+  ASSERT_OK(fs->OverwriteFile(SegPath(1), bytes + std::string(100, '\0')));
+  auto j = Open();
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(recorded.payloads, (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(report.torn_tail_bytes_truncated, 100u);
+  EXPECT_EQ(*fs->FileContents(SegPath(1)), bytes);
+}
+
+// Records "first" [0, 5) at offset 40, "second" [5, 11) at 81, "third"
+// [11, 16) at 123, "fourth" [16, 22) at 164; the file ends at 206.
+class DamagedNewestSegmentTest : public SegmentJournalTest {
+ protected:
+  void SetUp() override {
+    log.Expect("refusing to open", "the test damages a record that had been synced");
     auto j = Open();
     ASSERT_TRUE(AppendRedo(**j, 0, "first").ok());
     ASSERT_TRUE(AppendRedo(**j, 5, "second").ok());
+    ASSERT_TRUE(AppendRedo(**j, 11, "third").ok());
+    ASSERT_TRUE(AppendRedo(**j, 16, "fourth").ok());
     ASSERT_OK((*j)->SyncAll());
   }
-  std::uint64_t size = fs->FileContents(SegPath(1))->size();
-  ASSERT_OK(fs->FlipBit(SegPath(1), size - 1, 3));
+  // Opens the damaged journal, expecting a refusal that names the place and
+  // leaves the file exactly as it was.
+  Status OpenExpectingRefusal() {
+    std::string before = *fs->FileContents(SegPath(1));
+    auto j = Open();
+    EXPECT_FALSE(j.ok()) << "damage was treated as a torn tail";
+    if (j.ok()) return Status::Ok();
+    EXPECT_TRUE(j.status().is_data_loss()) << j.status().ToString();
+    EXPECT_NE(j.status().message().find(SegPath(1)), std::string::npos) << j.status().ToString();
+    EXPECT_EQ(*fs->FileContents(SegPath(1)), before) << "nothing may be cut or rewritten";
+    EXPECT_TRUE(log.Contains("refusing to open")) << "the refusal is logged";
+    return j.status();
+  }
+};
+
+TEST_F(DamagedNewestSegmentTest, BitRotBeforeValidRecordsIsCorruptionNotATornTail) {
+  ASSERT_OK(fs->FlipBit(SegPath(1), 81 + kRecordHeaderSize + 2, 4));  // inside "second"
+  Status s = OpenExpectingRefusal();
+  EXPECT_NE(s.message().find("offset 81"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("[5, 11)"), std::string::npos) << "the damaged record's LSNs: " << s.ToString();
+  EXPECT_NE(s.message().find("2 valid records"), std::string::npos) << s.ToString();
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->file, SegPath(1));
+  EXPECT_EQ(report.damage->offset, 81u);
+  EXPECT_FALSE(report.damage->sealed);
+  EXPECT_EQ(report.damage->start_lsn, 5u);
+  EXPECT_EQ(report.damage->end_lsn, 22u) << "a cut there would drop the valid records after it too";
+  EXPECT_NE(report.damage->reason.find("CRC"), std::string::npos) << report.damage->reason;
+}
+
+TEST_F(DamagedNewestSegmentTest, BadCrcInTheCompleteLastRecordIsCorruption) {
+  // The journal does not record how far it had synced, so a complete last
+  // record that fails its CRC may have been acknowledged: not cut.
+  ASSERT_OK(fs->FlipBit(SegPath(1), 205, 3));  // last byte of "fourth"
+  Status s = OpenExpectingRefusal();
+  EXPECT_NE(s.message().find("offset 164"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("[16, 22)"), std::string::npos) << s.ToString();
+}
+
+TEST_F(DamagedNewestSegmentTest, DamagedTailIsCutOnlyWhereTheNodeSaysSo) {
+  log.Expect("cutting damaged tail", "the test plays the node that confirmed the LSNs with its peers");
+  ASSERT_OK(fs->FlipBit(SegPath(1), 205, 3));
+  (void)OpenExpectingRefusal();
+  ASSERT_TRUE(report.damage.has_value());
+  const DamagedRecord damage = *report.damage;
+  EXPECT_EQ(damage.offset, 164u);
+  EXPECT_EQ(damage.start_lsn, 16u);
+  EXPECT_EQ(damage.end_lsn, 22u);
+
+  DamagedRecord elsewhere = damage;
+  elsewhere.offset = 81;
+  const std::string before = *fs->FileContents(SegPath(1));
+  EXPECT_TRUE(Open(1 << 20, elsewhere).status().is_data_loss()) << "permission is for one file and offset";
+  EXPECT_EQ(*fs->FileContents(SegPath(1)), before);
+
+  auto j = Open(1 << 20, damage);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(recorded.payloads, (std::vector<std::string>{"first", "second", "third"}));
+  EXPECT_EQ(report.damaged_tail_bytes_cut, kRecordHeaderSize + 6);
+  EXPECT_EQ(report.torn_tail_bytes_truncated, 0u);
+  EXPECT_EQ(fs->FileContents(SegPath(1))->size(), 164u);
+  ASSERT_TRUE(AppendRedo(**j, 16, "FOURTH").ok()) << "the node refills from its peers";
+  ASSERT_OK((*j)->SyncAll());
+  j->reset();
+  ASSERT_TRUE(Open().ok()) << "healed: an ordinary open again";
+  EXPECT_EQ(recorded.payloads.back(), "FOURTH");
+}
+
+TEST_F(DamagedNewestSegmentTest, LengthFieldThatSwallowsLaterRecordsIsCorruption) {
+  ASSERT_OK(fs->FlipBit(SegPath(1), 81 + kRecPayloadLenOffset + 2, 0));  // "second" claims 64 KiB more
+  Status s = OpenExpectingRefusal();
+  EXPECT_NE(s.message().find("offset 81"), std::string::npos) << s.ToString();
+}
+
+TEST_F(DamagedNewestSegmentTest, LengthFieldOfTheLastRecordPointingPastEofIsCorruption) {
+  // A page image's length is not tied to its LSNs, so a flipped length bit
+  // makes a complete record look cut short by EOF, like a torn write.
+  {
+    auto j = Open();
+    std::string payload = std::string(8, '\0') + "image";
+    RecordHeader h{RecordType::kPageImage, static_cast<std::uint32_t>(payload.size()), 22, 22, 1};
+    ASSERT_TRUE((*j)->Append({{h, payload}}).ok());
+    ASSERT_OK((*j)->SyncAll());
+  }
+  ASSERT_OK(fs->FlipBit(SegPath(1), 206 + kRecPayloadLenOffset + 1, 0));  // 13 -> 269 bytes
+  Status s = OpenExpectingRefusal();
+  EXPECT_NE(s.message().find("offset 206"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("length"), std::string::npos) << s.ToString();
+}
+
+TEST_F(DamagedNewestSegmentTest, DamagedSegmentHeaderWithValidRecordsIsCorruption) {
+  // Header and first record both damaged: the valid records further on prove
+  // this is not a segment torn while being created.
+  ASSERT_OK(fs->FlipBit(SegPath(1), 3, 1));
+  ASSERT_OK(fs->FlipBit(SegPath(1), 40 + kRecordHeaderSize, 1));
+  std::string before = *fs->FileContents(SegPath(1));
   auto j = Open();
-  ASSERT_TRUE(j.ok());
-  EXPECT_EQ(recorded.payloads, std::vector<std::string>{"first"});
-  EXPECT_TRUE(log.Contains("CRC mismatch"));
+  ASSERT_FALSE(j.ok()) << "a segment holding synced records was removed";
+  EXPECT_TRUE(j.status().is_data_loss()) << j.status().ToString();
+  EXPECT_EQ(*fs->FileContents(SegPath(1)), before);
 }
 
 TEST_F(SegmentJournalTest, RolloverSealsSegmentsAndDamageInASealedOneIsCorruption) {
+  log.Expect("refusing to open", "the test damages a sealed segment");
   {
     auto j = Open(/*segment_bytes=*/200);
     for (int i = 0; i < 12; ++i) ASSERT_TRUE(AppendRedo(**j, i * 40, std::string(40, 'x')).ok());
@@ -134,15 +253,21 @@ TEST_F(SegmentJournalTest, RolloverSealsSegmentsAndDamageInASealedOneIsCorruptio
     EXPECT_EQ(recorded.starts.size(), 12u);
     EXPECT_EQ(recorded.segments.front(), 1u);
   }
+  std::string before = *fs->FileContents(SegPath(2));
   ASSERT_OK(fs->FlipBit(SegPath(2), kSegmentHeaderSize + 10, 0));
   auto j = Open(200);
   ASSERT_FALSE(j.ok());
   EXPECT_TRUE(j.status().is_data_loss()) << j.status().ToString();
   EXPECT_NE(j.status().message().find("rebuild"), std::string::npos);
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->file, SegPath(2));
+  EXPECT_EQ(report.damage->offset, kSegmentHeaderSize);
+  EXPECT_TRUE(report.damage->sealed);
 }
 
 TEST_F(SegmentJournalTest, TornHeaderOfNewestSegmentIsRemovedOlderIsCorruption) {
   log.Expect("torn header", "the test tears a segment header");
+  log.Expect("refusing to open", "the test then tears a sealed segment's header");
   {
     auto j = Open(200);
     for (int i = 0; i < 6; ++i) ASSERT_TRUE(AppendRedo(**j, i * 40, std::string(40, 'x')).ok());

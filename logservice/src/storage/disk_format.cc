@@ -142,6 +142,48 @@ ParseResult ParseRecord(std::string_view bytes, RecordHeader* h, std::string_vie
   return ParseResult::kOk;
 }
 
+bool PeekRecordHeader(std::string_view bytes, RecordHeader* h) {
+  if (bytes.size() < kRecordHeaderSize) return false;
+  const char* p = bytes.data();
+  if (p[kRecReservedOffset] != 0 || p[kRecReservedOffset + 1] != 0 || p[kRecReservedOffset + 2] != 0) return false;
+  h->type = static_cast<RecordType>(static_cast<unsigned char>(p[kRecTypeOffset]));
+  h->payload_len = GetFixed32(p + kRecPayloadLenOffset);
+  h->start_lsn = GetFixed64(p + kRecStartLsnOffset);
+  h->end_lsn = GetFixed64(p + kRecEndLsnOffset);
+  h->epoch = GetFixed64(p + kRecEpochOffset);
+  std::string why;
+  return ValidRecordShape(*h, &why);
+}
+
+bool ChecksOutWithPayloadLength(std::string_view bytes, std::uint32_t payload_len) {
+  if (bytes.size() < kRecordHeaderSize || payload_len > kMaxRecordPayloadOnDisk ||
+      bytes.size() - kRecordHeaderSize < payload_len)
+    return false;
+  std::string copy(bytes.substr(0, kRecordHeaderSize + payload_len));
+  PutFixed32(copy.data() + kRecPayloadLenOffset, payload_len);
+  RecordHeader h;
+  std::string_view body;
+  std::string why;
+  return ParseRecord(copy, &h, &body, &why) == ParseResult::kOk;
+}
+
+std::size_t FindValidRecord(std::string_view bytes, std::size_t from) {
+  for (std::size_t at = from; at < bytes.size() && bytes.size() - at >= kRecordHeaderSize; ++at) {
+    // Cheap filters first: most offsets fail on the reserved bytes or the type.
+    const char* p = bytes.data() + at;
+    if (p[kRecReservedOffset] != 0 || p[kRecReservedOffset + 1] != 0 || p[kRecReservedOffset + 2] != 0) continue;
+    const auto type = static_cast<unsigned char>(p[kRecTypeOffset]);
+    if (type < static_cast<unsigned char>(RecordType::kRedo) ||
+        type > static_cast<unsigned char>(RecordType::kPageImage))
+      continue;
+    RecordHeader h;
+    std::string_view body;
+    std::string why;
+    if (ParseRecord(bytes.substr(at), &h, &body, &why) == ParseResult::kOk) return at;
+  }
+  return std::string_view::npos;
+}
+
 std::string EncodeDurableFile(DurableFileKind kind, std::string_view payload) {
   std::string out(kDurableFileHeaderSize, '\0');
   PutFixed32(&out[kDfMagicOffset], kDurableFileMagic);

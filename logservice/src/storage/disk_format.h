@@ -123,6 +123,21 @@ ParseResult ParseRecord(std::string_view bytes, RecordHeader* header, std::strin
 // Shape rules independent of the CRC (known type, lengths, LSN relations).
 bool ValidRecordShape(const RecordHeader& header, std::string* why);
 
+// Recovery's tools for judging bytes that ParseRecord refused (the rule that
+// uses them is in segment_journal.cc):
+// Decodes the header at the start of `bytes` without the CRC: true if all
+// kRecordHeaderSize bytes are present, the reserved bytes are zero and the
+// shape is valid. The payload may be missing or damaged.
+bool PeekRecordHeader(std::string_view bytes, RecordHeader* header);
+// True if the record at the start of `bytes`, its length field read as
+// `payload_len` instead, passes every check of ParseRecord: a complete record
+// whose length field alone was damaged.
+bool ChecksOutWithPayloadLength(std::string_view bytes, std::uint32_t payload_len);
+// The first offset >= from at which ParseRecord accepts a record (CRC and
+// all), trying every byte offset so that a damaged length cannot hide what
+// follows it; std::string_view::npos if there is none.
+std::size_t FindValidRecord(std::string_view bytes, std::size_t from);
+
 std::string EncodeDurableFile(DurableFileKind kind, std::string_view payload);
 Status DecodeDurableFile(std::string_view bytes, DurableFileKind kind, std::string_view* payload);
 

@@ -11,6 +11,9 @@
 // Because the index is only ever changed the way replay will change it, Open
 // rebuilds exactly the state that was durable: the journal is the truth.
 //
+// Reads: every record is checked by the journal; one that fails is
+// kCorruption naming its LSNs, noted in `damaged`, never skipped.
+//
 // Locks: mu_ (this file) is taken before the journal's own mutex, never
 // after. fdatasync happens in SegmentJournal::SyncUpTo without mu_; the index
 // learns the new synced sequence afterwards (OnSynced), which is the only
@@ -40,6 +43,18 @@ struct LogStore::State {
   mutable std::mutex mu;
   LogIndex index;
   LogStoreStats stats;
+  std::vector<DamagedRecord> damaged;  // found by Read, each once
+
+  // Notes damage a read found (takes mu) and says which LSNs it costs.
+  Status ReportDamage(DamagedRecord d) {
+    std::string message = "LSNs [" + std::to_string(d.start_lsn) + ", " + std::to_string(d.end_lsn) +
+                          ") on this node are corrupt: " + d.file + (d.sealed ? " (sealed)" : "") + " offset " +
+                          std::to_string(d.offset) + ": " + d.reason + "; heal them from peers";
+    std::lock_guard<std::mutex> lock(mu);
+    auto same = [&](const DamagedRecord& known) { return known.file == d.file && known.offset == d.offset; };
+    if (std::none_of(damaged.begin(), damaged.end(), same)) damaged.push_back(std::move(d));
+    return Status::Corruption(std::move(message));
+  }
 
   void RefreshDurable() {
     std::lock_guard<std::mutex> lock(mu);
@@ -101,7 +116,8 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(std::shared_ptr<FileSystem> fs,
   state->dir = dir;
   state->options = options;
   LogReplay replay(&state->index);
-  storage::JournalOptions jo{storage::SegmentKind::kRedo, options.segment_bytes, options.initial_lsn, options.log};
+  storage::JournalOptions jo{storage::SegmentKind::kRedo, options.segment_bytes, options.initial_lsn, options.log,
+                            options.cut_damaged_tail};
   auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
   if (!journal.ok()) return journal.status();
   state->journal = std::move(journal).value();
@@ -175,12 +191,23 @@ Result<std::vector<RedoRange>> LogStore::Read(Lsn from, std::size_t max_bytes) c
   std::string payload;
   Lsn cursor = from;
   for (const auto& e : extents) {
-    Status read = s_->journal->Read(e.where, &h, &payload);
+    DamagedRecord damage;
+    Status read = s_->journal->Read(e.where, &h, &payload, &damage);
     if (read.is_not_found()) return Status::NotFound("LSN " + std::to_string(cursor) + " released while reading");
+    if (read.is_data_loss()) {
+      // The whole record is lost to this node, not just the part asked for.
+      damage.start_lsn = e.record_start;
+      damage.end_lsn = e.record_start + e.where.payload_len;
+      return s_->ReportDamage(std::move(damage));
+    }
     STRATA_RETURN_IF_ERROR(read);
-    if (h.type != RecordType::kRedo || h.start_lsn != e.record_start || h.epoch != e.epoch)
-      return Status::Corruption(s_->dir + ": record at segment " + std::to_string(e.where.segment) + " offset " +
-                                std::to_string(e.where.offset) + " is not the one the index expects");
+    if (h.type != RecordType::kRedo || h.start_lsn != e.record_start || h.epoch != e.epoch) {
+      // It checks out, but it is another record (a misdirected write).
+      damage.start_lsn = e.record_start;
+      damage.end_lsn = e.record_start + e.where.payload_len;
+      damage.reason = "a valid record, but not the one the index expects";
+      return s_->ReportDamage(std::move(damage));
+    }
     Lsn end = std::min(e.end, limit);
     std::string_view bytes = std::string_view(payload).substr(cursor - e.record_start, end - cursor);
     if (!out.empty() && out.back().epoch == e.epoch) out.back().bytes.append(bytes);
@@ -228,6 +255,11 @@ Status LogStore::ReleaseBelow(Lsn lsn) {
   auto deleted = s_->journal->DeleteOldest([this](std::uint64_t seg) { return !s_->index.SegmentInUse(seg); });
   if (!deleted.ok()) return deleted.status();
   return Status::Ok();
+}
+
+std::vector<DamagedRecord> LogStore::damaged() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->damaged;
 }
 
 LogFrontier LogStore::frontier() const {

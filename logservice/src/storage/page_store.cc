@@ -90,7 +90,8 @@ Result<std::unique_ptr<PageStore>> PageStore::Open(std::shared_ptr<FileSystem> f
   state->dir = dir;
   state->options = options;
   PageReplay replay(&state->versions);
-  storage::JournalOptions jo{storage::SegmentKind::kPages, options.segment_bytes, 0, options.log};
+  storage::JournalOptions jo{storage::SegmentKind::kPages, options.segment_bytes, 0, options.log,
+                            options.cut_damaged_tail};
   auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
   if (!journal.ok()) return journal.status();
   state->journal = std::move(journal).value();

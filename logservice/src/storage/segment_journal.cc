@@ -7,22 +7,133 @@
 //      kCorruption). An empty directory gets segment 1.
 //   2. For each segment, oldest first: check the header (CRC, magic,
 //      version, kind, sequence == file name), then parse records until the
-//      first one that is incomplete or fails its checks.
-//        - newest segment: everything from there on was never synced (or a
-//          crash tore it); cut it off with ftruncate and log a WARNING. If the
-//          newest segment's header itself is torn, the crash hit its creation:
-//          delete the file.
+//      first one that is incomplete or fails its checks, at offset X. What
+//      lies from X to the end of the file is then judged:
 //        - older segment: it was sealed (fdatasync'ed) before its successor
-//          existed, so a bad record is real damage to acknowledged data:
-//          kCorruption, the node must be rebuilt from peers.
+//          existed, so anything there is damage to acknowledged data;
+//        - newest segment: a torn tail (rule below) is cut off with ftruncate
+//          and logged as a WARNING; anything else is damage.
+//      Damage is never cut: Open fails with kCorruption naming the file, the
+//      offset and the LSNs (also as RecoveryReport::damage), logs that as an
+//      ERROR and leaves every file as it was. Healing is the node's: from its
+//      peers, or by rebuilding it. If the newest segment's header itself is
+//      bad and no record in the file checks out, the crash hit its creation:
+//      the file is deleted. If records do check out, that is damage too.
 //   3. fdatasync the newest segment and fsync the directory, so that what was
 //      replayed (possibly only in the page cache after a process crash) is
 //      durable before anyone acknowledges it.
+//
+// Torn tail or damage. A crash can only spoil what was appended after the
+// last completed fdatasync, and what it keeps of that is a prefix (the
+// FileSystem model; ext4 and xfs do the same at block granularity), perhaps
+// ending in a torn sector or in blocks that read as zeros. The journal keeps
+// no record of how far it had synced, so the bytes must speak for
+// themselves. X starts a torn tail only if no record at or after X checks
+// out (every byte offset is tried, so a damaged length cannot hide one) and
+//   (a) fewer than kRecordHeaderSize bytes remain: no record fits there, so
+//       the one at X was never completely written; or
+//   (b) every byte from X to the end is zero: allocated blocks the crash kept
+//       from being written; or
+//   (c) the header at X is readable (reserved bytes zero, valid shape), its
+//       payload runs past the end of the file, and it does not check out with
+//       its length read as what is actually there (if it did, it would be a
+//       complete record whose length field rotted).
+// Everything else is damage:
+//   - a valid record follows the bad one: a torn write ends the file;
+//   - the bad record is complete (readable header, whole payload present)
+//     and fails its CRC, even as the very last record. A crash that tore the
+//     last sector of an in-flight write looks exactly like bit rot in a
+//     record that was synced and acknowledged; with no synced offset on disk
+//     we cannot tell them apart, and "no acknowledged record is deleted"
+//     decides: damage. Being wrong costs one node's availability until its
+//     peers confirm those LSNs (LogStoreOptions::cut_damaged_tail), where
+//     the opposite mistake would silently drop an acknowledged record;
+//   - an unreadable header with non-zero bytes after it, a header's worth or
+//     more: a header that was written whole and then rotted.
+// Limits of the rule: a disk that reorders writes across a power loss (later
+// blocks landing, earlier ones not) makes a crash look like damage: the node
+// fail-stops, nothing is lost. Damage is taken for a torn tail only when the
+// last records read back entirely as zeros (b), or when a rotted length field
+// meets a torn write right after it (two faults at once).
 #include "segment_journal.h"
 
 #include <algorithm>
 
 namespace strata::logservice::storage {
+
+namespace {
+
+std::string LsnRange(Lsn start, Lsn end) { return "[" + std::to_string(start) + ", " + std::to_string(end) + ")"; }
+
+bool AllZero(std::string_view bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
+}
+
+// Recovery's verdict on a segment's bytes from the first record that does
+// not check out (at `at`) to the end of the file: the rule of the design
+// comment.
+struct TailVerdict {
+  bool torn = false;    // a torn tail: may be cut if the segment is the newest
+  std::string why;      // what is wrong there, and why it is (not) torn
+  Lsn start_lsn = 0;    // LSNs a cut at `at` would drop (see DamagedRecord)
+  Lsn end_lsn = 0;
+};
+
+TailVerdict JudgeTail(std::string_view bytes, std::size_t at, Lsn segment_base, const std::string& parse_why) {
+  TailVerdict v;
+  const std::string_view rest = bytes.substr(at);
+  RecordHeader claimed;
+  const bool readable = PeekRecordHeader(rest, &claimed);
+  // An unreadable record may have been a truncation anywhere at or above the
+  // LSN released when the segment was created: only that bound is safe.
+  v.start_lsn = readable ? claimed.start_lsn : segment_base;
+  v.end_lsn = readable ? claimed.end_lsn : segment_base;
+  std::uint64_t valid_after = 0;
+  for (std::size_t p = FindValidRecord(bytes, at + 1); p != std::string_view::npos;) {
+    RecordHeader h;
+    std::string_view body;
+    std::string why;
+    if (ParseRecord(bytes.substr(p), &h, &body, &why) != ParseResult::kOk) {
+      p = FindValidRecord(bytes, p + 1);
+      continue;
+    }
+    ++valid_after;
+    v.start_lsn = std::min(v.start_lsn, h.start_lsn);
+    v.end_lsn = std::max(v.end_lsn, h.end_lsn);
+    p += kRecordHeaderSize + body.size();
+  }
+  const std::string claims = readable ? "its header claims LSNs " + LsnRange(claimed.start_lsn, claimed.end_lsn)
+                                      : "its header is unreadable";
+  if (valid_after > 0) {
+    v.why = parse_why + "; " + claims + "; " +
+            (valid_after == 1 ? "1 valid record follows" : std::to_string(valid_after) + " valid records follow") +
+            " it";
+  } else if (rest.size() < kRecordHeaderSize) {
+    v.torn = true;
+    v.why = parse_why;
+  } else if (AllZero(rest)) {
+    v.torn = true;
+    v.why = "zeros to the end of the file";
+  } else if (readable && rest.size() - kRecordHeaderSize < claimed.payload_len) {
+    const std::size_t present = rest.size() - kRecordHeaderSize;
+    if (present <= kMaxRecordPayloadOnDisk && ChecksOutWithPayloadLength(rest, static_cast<std::uint32_t>(present))) {
+      v.why = "payload length field damaged (" + std::to_string(claimed.payload_len) +
+              "): the record is complete and checks out with the " + std::to_string(present) + " bytes present";
+    } else {
+      v.torn = true;
+      v.why = parse_why;
+    }
+  } else if (readable) {
+    v.why = parse_why + " in a complete record (" + claims +
+            "); no synced offset is recorded, so it may have been acknowledged";
+  } else {
+    v.why = parse_why + "; " + claims + " and " + std::to_string(rest.size()) +
+            " bytes, not all zero, run to the end of the file";
+  }
+  return v;
+}
+
+}  // namespace
 
 SegmentJournal::SegmentJournal(std::shared_ptr<FileSystem> fs, std::string dir, JournalOptions options)
     : fs_(std::move(fs)), dir_(std::move(dir)), options_(std::move(options)) {}
@@ -76,11 +187,9 @@ Result<std::unique_ptr<SegmentJournal>> SegmentJournal::Open(std::shared_ptr<Fil
     if (!writer.ok()) return writer.status();
     j->active_ = std::move(writer).value();
     j->active_sequence_ = newest;
-    if (!newest_removed && j->active_->Size() != newest_valid_end) {
-      std::uint64_t cut = j->active_->Size() - newest_valid_end;
+    // RecoverSegment logged the cut and counted it in the report.
+    if (!newest_removed && j->active_->Size() != newest_valid_end)
       STRATA_RETURN_IF_ERROR(j->active_->Truncate(newest_valid_end));
-      report->torn_tail_bytes_truncated += cut;
-    }
   }
   // Make what we replayed durable before it can be acknowledged.
   STRATA_RETURN_IF_ERROR(j->active_->Sync());
@@ -108,17 +217,21 @@ Status SegmentJournal::RecoverSegment(std::uint64_t sequence, bool newest, Repla
     header_status = Status::Corruption("segment header names sequence " + std::to_string(header.sequence) +
                                        " / kind " + std::to_string(static_cast<int>(header.kind)));
   if (!header_status.ok()) {
-    if (!newest) return Status::Corruption(path + ": " + header_status.message());
-    // A torn creation leaves no valid record behind the header; a valid one
-    // there means the header itself was damaged after records were synced.
-    RecordHeader rh;
-    std::string_view payload;
-    std::string why;
-    if (bytes.size() > kSegmentHeaderSize &&
-        ParseRecord(std::string_view(bytes).substr(kSegmentHeaderSize), &rh, &payload, &why) == ParseResult::kOk)
-      return Status::Corruption(path + ": " + header_status.message() + ", but valid records follow it");
+    if (!newest)
+      return RefuseDamaged(path + " (sealed): " + header_status.message() +
+                               ": acknowledged data may be lost; nothing was changed; rebuild this node from its peers",
+                           std::nullopt, report);
+    // A torn creation leaves no valid record behind the header (its header
+    // is synced with, never after, its first records); any valid record
+    // means the header was damaged after records were synced.
+    std::size_t valid = FindValidRecord(bytes, kSegmentHeaderSize);
+    if (valid != std::string_view::npos)
+      return RefuseDamaged(path + ": " + header_status.message() + ", but a valid record follows it at offset " +
+                               std::to_string(valid) + ": the segment holds synced records; nothing was removed; "
+                               "rebuild this node from its peers",
+                           std::nullopt, report);
     // A crash while the newest segment was being created: nothing in it was
-    // ever acknowledged (its header is synced before any record is).
+    // ever acknowledged.
     options_.log(LogLevel::kWarning, "recovery: removing " + path + " with a torn header (" +
                                          header_status.message() + ", " + std::to_string(bytes.size()) + " bytes)");
     STRATA_RETURN_IF_ERROR(fs_->Remove(path));
@@ -143,16 +256,41 @@ Status SegmentJournal::RecoverSegment(std::uint64_t sequence, bool newest, Repla
     at += kRecordHeaderSize + payload.size();
   }
   if (at < bytes.size()) {
-    if (!newest)
-      return Status::Corruption(path + " (sealed) has a damaged record at offset " + std::to_string(at) + " (" +
-                                why + "): acknowledged data may be lost; rebuild this node from its peers");
-    options_.log(LogLevel::kWarning, "recovery: cutting torn tail of " + path + " at offset " + std::to_string(at) +
-                                         " (" + why + "), dropping " + std::to_string(bytes.size() - at) +
-                                         " unsynced bytes");
+    const std::uint64_t dropped = bytes.size() - at;
+    TailVerdict v = JudgeTail(bytes, at, header.base_lsn, why);
+    const auto& permitted = options_.cut_damaged_tail;
+    if (newest && v.torn) {
+      options_.log(LogLevel::kWarning, "recovery: cutting torn tail of " + path + " at offset " + std::to_string(at) +
+                                           " (" + v.why + "), dropping " + std::to_string(dropped) + " unsynced bytes");
+      report->torn_tail_bytes_truncated += dropped;
+    } else if (newest && permitted && permitted->file == path && permitted->offset == at) {
+      options_.log(LogLevel::kWarning, "recovery: cutting damaged tail of " + path + " at offset " +
+                                           std::to_string(at) + " as the node asked (" + v.why + "), dropping " +
+                                           std::to_string(dropped) + " bytes; LSNs " +
+                                           LsnRange(v.start_lsn, v.end_lsn) + " must come from its peers");
+      report->damaged_tail_bytes_cut += dropped;
+    } else {
+      DamagedRecord damage{path, at, !newest, v.start_lsn, v.end_lsn, v.why};
+      return RefuseDamaged(path + (newest ? "" : " (sealed)") + " offset " + std::to_string(at) +
+                               ": damaged record: " + v.why + ". Nothing was cut; this node's copy of LSNs " +
+                               LsnRange(v.start_lsn, v.end_lsn) + " is lost: " +
+                               (newest ? "heal it from peers (then cut_damaged_tail) or rebuild this node"
+                                       : "rebuild this node from its peers"),
+                           std::move(damage), report);
+    }
   }
   segments_[sequence] = Segment{path, file};
   *valid_end = at;
   return Status::Ok();
+}
+
+Status SegmentJournal::RefuseDamaged(std::string message, std::optional<DamagedRecord> damage,
+                                     RecoveryReport* report) const {
+  // Logged as well as returned: leaving these bytes in place is recovery's
+  // own decision, and the operator must see it even if the caller does not.
+  options_.log(LogLevel::kError, "recovery: refusing to open: " + message);
+  report->damage = std::move(damage);
+  return Status::Corruption(std::move(message));
 }
 
 Status SegmentJournal::CreateSegment(std::uint64_t sequence, Lsn base) {
@@ -298,9 +436,11 @@ Status SegmentJournal::SyncAll() {
   return SyncUpTo(target);
 }
 
-Status SegmentJournal::Read(const RecordLocation& where, RecordHeader* header, std::string* payload) const {
+Status SegmentJournal::Read(const RecordLocation& where, RecordHeader* header, std::string* payload,
+                            DamagedRecord* damage) const {
   std::shared_ptr<ReadableFile> file;
   std::string path;
+  bool sealed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = segments_.find(where.segment);
@@ -308,14 +448,19 @@ Status SegmentJournal::Read(const RecordLocation& where, RecordHeader* header, s
       return Status::NotFound(dir_ + ": segment " + std::to_string(where.segment) + " was deleted");
     file = it->second.reader;
     path = it->second.path;
+    sealed = where.segment != active_sequence_;
   }
+  if (damage != nullptr) *damage = DamagedRecord{path, where.offset, sealed, 0, 0, ""};
   std::string bytes;
   STRATA_RETURN_IF_ERROR(file->ReadAt(where.offset, kRecordHeaderSize + where.payload_len, &bytes));
   std::string_view body;
   std::string why;
-  if (ParseRecord(bytes, header, &body, &why) != ParseResult::kOk || body.size() != where.payload_len)
-    return Status::Corruption(path + " offset " + std::to_string(where.offset) + ": " +
-                              (why.empty() ? "record length changed" : why));
+  if (ParseRecord(bytes, header, &body, &why) != ParseResult::kOk || body.size() != where.payload_len) {
+    if (why.empty()) why = "record length changed";
+    if (damage != nullptr) damage->reason = why;
+    return Status::Corruption(path + (sealed ? " (sealed)" : "") + " offset " + std::to_string(where.offset) + ": " +
+                              why);
+  }
   payload->assign(body);
   return Status::Ok();
 }

@@ -15,11 +15,15 @@
 //     the next fdatasync. Appends continue during the fdatasync.
 //   - Rollover happens inside Append: the full segment is fdatasync'ed
 //     (sealed) before the next one is created, so every segment except the
-//     newest is complete on disk. That is what lets recovery tell a torn tail
-//     (newest segment: cut it) from corruption (older segment: refuse).
+//     newest is complete on disk: any bad record in an older segment is
+//     corruption. In the newest segment only a torn tail (the incompletely
+//     written end) may be cut; the rule that tells it from corruption is in
+//     segment_journal.cc.
 //
 // Durability frontier: synced_sequence() never passes a record that has not
-// been fdatasync'ed in a file whose directory entry was fsync'ed.
+// been fdatasync'ed in a file whose directory entry was fsync'ed. It lives
+// in memory only: no file records how far a segment was synced, which is why
+// recovery must judge a damaged tail from the bytes alone.
 //
 // Failure handling: ENOSPC on a record write is undone with ftruncate and
 // returned as kNoSpace (retryable; the next append reuses the same offset).
@@ -37,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,13 +74,17 @@ struct JournalOptions {
   std::uint64_t segment_bytes = 64ull << 20;
   Lsn initial_base_lsn = 0;  // header base of the first segment of a new journal
   LogSink log;
+  // The node's permission to cut the newest segment at a damaged record an
+  // earlier Open refused (matched by file and offset; see LogStoreOptions).
+  std::optional<DamagedRecord> cut_damaged_tail;
 };
 
 class SegmentJournal {
  public:
   // Recovers `dir` (see the design comment of segment_journal.cc), feeding
   // every surviving record to `replay`. When it returns OK everything
-  // replayed is durable.
+  // replayed is durable. A damaged record is kCorruption with
+  // report->damage set, and nothing on disk is changed.
   static Result<std::unique_ptr<SegmentJournal>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
                                                       JournalOptions options, ReplayHandler* replay,
                                                       RecoveryReport* report);
@@ -96,8 +105,11 @@ class SegmentJournal {
   Status SyncAll();
 
   // Reads the record at `where` and checks it (CRC, shape, length). kNotFound
-  // if its segment was deleted.
-  Status Read(const RecordLocation& where, RecordHeader* header, std::string* payload) const;
+  // if its segment was deleted. If `damage` is given, it gets the record's
+  // file, offset and sealed flag, and on kCorruption the reason; the LSNs
+  // are the caller's to fill.
+  Status Read(const RecordLocation& where, RecordHeader* header, std::string* payload,
+              DamagedRecord* damage = nullptr) const;
 
   // Base LSN written into the headers of segments created from now on.
   void set_base_lsn(Lsn base);
@@ -123,6 +135,8 @@ class SegmentJournal {
   Status FailLocked(const Status& cause);                  // mu_ held; returns kNeedsRecovery
   Status RecoverSegment(std::uint64_t sequence, bool newest, ReplayHandler* replay, RecoveryReport* report,
                         std::uint64_t* valid_end, bool* removed);
+  // Logs and returns the refusal to open because of damaged bytes.
+  Status RefuseDamaged(std::string message, std::optional<DamagedRecord> damage, RecoveryReport* report) const;
 
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;

@@ -33,11 +33,15 @@
 // nothing visible; any other write or sync failure makes the instance sticky
 // failed (kNeedsRecovery for every later mutation) because after a failed
 // fdatasync the page cache can no longer be trusted; reopen to recover.
+// Damaged data (a record failing its CRC) is kCorruption with the file,
+// offset and LSNs, from Open and from Read alike; the store never cuts or
+// skips it on its own (docs/logservice-storage.md, "Healing").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +61,15 @@ struct LogStoreOptions {
   // released_lsn of a brand-new (empty directory) store. Ignored on reopen.
   Lsn initial_lsn = 0;
   LogSink log = StderrLogSink();
+  // Healing: Open refuses a damaged record (kCorruption, report->damage)
+  // and changes nothing. Once the node has the LSNs damage.start_lsn ..
+  // damage.end_lsn from its peers (or has learned from all of them that those
+  // LSNs were never committed), it reopens with the reported damage here:
+  // if it is in the newest segment, recovery cuts that segment at the damaged
+  // record (logged), and the node appends what it fetched. Only that exact
+  // file and offset is cut; damage anywhere else, or in a sealed segment,
+  // still refuses (a sealed segment cannot be cut: rebuild the node).
+  std::optional<DamagedRecord> cut_damaged_tail;
 };
 
 struct LogFrontier {
@@ -86,12 +99,15 @@ struct LogStoreStats {
 class LogStore {
  public:
   // Opens (or creates) the store in `dir`, recovering what is on disk: scans
-  // every segment, cuts a torn or corrupt tail off the newest one (logged),
+  // every segment, cuts a torn tail (the incompletely written end, never
+  // damage; rule in segment_journal.cc) off the newest one (logged),
   // replays appends, truncations and releases, deletes segments a crash left
   // behind below released_lsn, and fdatasyncs what it kept, so that after
   // Open everything recovered is durable (durable_lsn == complete_lsn).
-  // kCorruption if a sealed (older) segment is damaged: acknowledged data may
-  // be lost and the node must be rebuilt from peers.
+  // kCorruption if any segment holds a damaged record: acknowledged data may
+  // be lost, nothing is cut or changed, report->damage names the file,
+  // offset and LSNs (unset for a damaged segment header or a missing
+  // segment). Heal from peers (options.cut_damaged_tail) or rebuild the node.
   static Result<std::unique_ptr<LogStore>> Open(std::shared_ptr<FileSystem> fs, std::string dir,
                                                 LogStoreOptions options, RecoveryReport* report = nullptr);
   ~LogStore();
@@ -119,8 +135,16 @@ class LogStore {
   // Durable redo from `from` on, at most max_bytes, as epoch-homogeneous
   // contiguous ranges (ranges[0].start_lsn == from). Empty if from >=
   // durable_lsn. kNotFound if from < released_lsn. Every byte returned was
-  // checked against its record's CRC32C (kCorruption if that fails).
+  // checked against its record's CRC32C. A record that fails is kCorruption
+  // ("LSNs [a, b) on this node are corrupt: <file> offset <n>: <reason>"),
+  // never skipped and never served, and is added to damaged(). Reading the
+  // whole range [released_lsn, durable_lsn) is a scrub.
   Result<std::vector<RedoRange>> Read(Lsn from, std::size_t max_bytes) const;
+
+  // Records found damaged by Read since Open, each once, oldest first.
+  // The store keeps serving everything else; these LSNs must be healed from
+  // peers (the file is left as it is: Open will refuse it next time).
+  std::vector<DamagedRecord> damaged() const;
 
   // Quorum recovery: forget every byte at LSN >= lsn and fence LSNs >= lsn
   // to epochs >= new_epoch. Durable and crash-safe when it returns OK (it

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,7 @@ namespace strata::logservice {
 struct PageStoreOptions {
   std::uint64_t segment_bytes = 64ull << 20;
   LogSink log = StderrLogSink();
+  std::optional<DamagedRecord> cut_damaged_tail;  // as LogStoreOptions::cut_damaged_tail
 };
 
 struct PageVersion {
