@@ -104,8 +104,9 @@ char *sv_syslog_ident = nullptr;
 ulong sv_syslog_facility = 0;  // LOG_USER
 ulong sv_syslog_priority = 0;  // LOG_INFO
 
-const char *format_names[] = {"JSON", "CSV", "OLD", nullptr};
-TYPELIB format_typelib = {3, "audit_log_format", format_names, nullptr};
+// In strata_audit::Format's order.
+const char *format_names[] = {"JSON", "CSV", "OLD", "NEW", nullptr};
+TYPELIB format_typelib = {4, "audit_log_format", format_names, nullptr};
 const char *strategy_names[] = {"ASYNCHRONOUS", "PERFORMANCE",
                                 "SEMISYNCHRONOUS", "SYNCHRONOUS", nullptr};
 TYPELIB strategy_typelib = {4, "audit_log_strategy", strategy_names, nullptr};
@@ -477,8 +478,8 @@ MYSQL_SYSVAR_STR(file, sv_file,
                  "directory). Created with mode 0600.",
                  nullptr, nullptr, "audit.log");
 MYSQL_SYSVAR_ENUM(format, sv_format, PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,
-                  "Record format: JSON (one object per line), CSV or OLD "
-                  "(Percona-compatible).",
+                  "Record format: JSON (one object per line, Percona's "
+                  "fields and more), or Percona's OLD, NEW or CSV.",
                   nullptr, nullptr, 0, &format_typelib);
 MYSQL_SYSVAR_ENUM(strategy, sv_strategy,
                   PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY,

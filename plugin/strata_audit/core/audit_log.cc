@@ -72,6 +72,9 @@ AuditLog::AuditLog(Options opts)
       file_(opts_.fs ? opts_.fs : posix_fs(), opts_.path),
       rotate_on_size_(opts_.rotate_on_size),
       rotations_(opts_.rotations) {
+  if (opts_.handler == Handler::kFile)
+    file_.set_envelope(std::string(file_header(opts_.format)),
+                       std::string(file_footer(opts_.format)));
   if (!opts_.clock_us) {
     opts_.clock_us = [] {
       return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -181,6 +184,7 @@ void AuditLog::stop() {
   if (opts_.handler == Handler::kFile && file_.is_open()) {
     iovec none{nullptr, 0};
     std::string what;
+    (void)file_.finish(&what);  // a clean close: the XML formats' footer
     (void)file_.append(&none, 0, true, &what);  // fdatasync what we wrote
   }
   file_.close();
@@ -523,6 +527,9 @@ int AuditLog::reopen() {
   std::lock_guard<std::mutex> fl(file_mu_);
   uint64_t torn;
   std::string what;
+  // The file may have been renamed away (outside rotation): it gets its
+  // footer; if not, reopening removes it again.
+  (void)file_.finish(&what);
   int err = file_.reopen(&torn, &what);
   if (err) {
     report(true, "cannot reopen the audit log: " + what + ": " +

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <climits>
+#include <sys/utsname.h>
+
 #include <cstring>
 #include <ctime>
 
@@ -37,6 +39,7 @@ std::optional<Format> parse_format(std::string_view name) {
   if (eq("JSON")) return Format::kJson;
   if (eq("CSV")) return Format::kCsv;
   if (eq("OLD")) return Format::kOld;
+  if (eq("NEW")) return Format::kNew;
   return std::nullopt;
 }
 
@@ -45,8 +48,20 @@ std::string_view format_name(Format f) {
     case Format::kJson: return "JSON";
     case Format::kCsv: return "CSV";
     case Format::kOld: return "OLD";
+    case Format::kNew: return "NEW";
   }
   return "?";
+}
+
+std::string_view file_header(Format f) {
+  if (f == Format::kOld || f == Format::kNew)
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AUDIT>\n";
+  return "";
+}
+
+std::string_view file_footer(Format f) {
+  if (f == Format::kOld || f == Format::kNew) return "</AUDIT>\n";
+  return "";
 }
 
 namespace {
@@ -290,14 +305,34 @@ void append_csv_string(TextOut &out, std::string_view v) {
   out.put('"');
 }
 
+// The time as Percona's OLD, NEW and CSV formats print it.
+void percona_time(TextOut &out, int64_t time_us) {
+  append_time(out, time_us, false);
+  out.put(" UTC");
+}
+
+// "x86_64-Linux": what Percona's Audit records call OS_VERSION (its build's
+// machine and system type); here the running system's, read once.
+std::string_view os_version() {
+  static const std::string v = [] {
+    struct utsname u;
+    if (::uname(&u) != 0) return std::string();
+    return std::string(u.machine) + "-" + u.sysname;
+  }();
+  return v;
+}
+
 void csv_stamp(const Stamp &s, TextOut &out) {
   out.put(",\"");
   append_record_field(out, s);
   out.put("\",\"");
-  append_time(out, s.time_us, true);
-  out.put(" UTC\"");
+  percona_time(out, s.time_us);
+  out.put('"');
 }
 
+// Percona's CSV columns per record (name, record and timestamp first), and
+// for our own kinds (TableAccess, Audit_config) the Query columns followed
+// by theirs. No server_id: the columns are exactly Percona's.
 void format_csv(const Record &r, const Stamp &s, TextOut &out,
                 StampSpan *span) {
   auto str = [&](std::string_view v) {
@@ -308,6 +343,11 @@ void format_csv(const Record &r, const Stamp &s, TextOut &out,
     out.put(',');
     append_int(out, v);
   };
+  auto quoted_num = [&](uint64_t v) {
+    out.put(",\"");
+    append_uint(out, v);
+    out.put('"');
+  };
   append_csv_string(out, event_name(r.kind));
   span->begin = out.size();
   csv_stamp(s, out);
@@ -317,9 +357,7 @@ void format_csv(const Record &r, const Stamp &s, TextOut &out,
     case EventKind::kConnect:
     case EventKind::kDisconnect:
     case EventKind::kChangeUser:
-      out.put(",\"");
-      append_uint(out, r.connection_id);
-      out.put('"');
+      quoted_num(r.connection_id);
       num(r.status);
       str(r.user);
       str(r.priv_user);
@@ -331,10 +369,9 @@ void format_csv(const Record &r, const Stamp &s, TextOut &out,
       break;
     case EventKind::kQuery:
     case EventKind::kTableAccess:
+    case EventKind::kAuditConfig:
       str(r.command_class);
-      out.put(",\"");
-      append_uint(out, r.connection_id);
-      out.put('"');
+      quoted_num(r.connection_id);
       num(r.status);
       str(r.query);
       str(percona_user(r, &tmp));
@@ -342,31 +379,30 @@ void format_csv(const Record &r, const Stamp &s, TextOut &out,
       str(r.os_user);
       str(r.ip);
       str(r.db);
-      break;
-    case EventKind::kAuditConfig:
-      out.put(",\"");
-      append_uint(out, r.connection_id);
-      out.put('"');
-      str(percona_user(r, &tmp));
-      str(r.variable);
-      str(r.value);
+      if (r.kind == EventKind::kTableAccess) {
+        str(r.table_op);
+        str(r.table_db);
+        str(r.table);
+      } else if (r.kind == EventKind::kAuditConfig) {
+        str(r.variable);
+        str(r.value);
+      }
       break;
     case EventKind::kAuditStart:
     case EventKind::kAuditStop:
-      str(r.value);
+      str(r.value);   // mysql_version
+      str("");        // startup_options: not recorded
+      str(os_version());
       break;
   }
-  out.put(',');
-  append_uint(out, s.server_id);
   out.put('\n');
 }
 
-// ---- OLD (XML attributes) ----
+// ---- OLD (XML attributes) and NEW (XML elements) ----
 
-void append_xml_attr(TextOut &out, std::string_view name, std::string_view v) {
-  out.put(' ');
-  out.put(name);
-  out.put("=\"");
+// Percona's XML escaping: < > & " as entities, control characters as
+// numeric references (tab, newline, carriage return too), NUL as '?'.
+void append_xml_escaped(TextOut &out, std::string_view v) {
   for (char ch : v) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
@@ -374,9 +410,7 @@ void append_xml_attr(TextOut &out, std::string_view name, std::string_view v) {
       case '>': out.put("&gt;"); break;
       case '&': out.put("&amp;"); break;
       case '"': out.put("&quot;"); break;
-      case '\n': out.put("&#10;"); break;
-      case '\r': out.put("&#13;"); break;
-      case '\t': out.put("&#9;"); break;
+      case 0: out.put('?'); break;
       default:
         if (c < 0x20) {
           out.put("&#");
@@ -387,78 +421,134 @@ void append_xml_attr(TextOut &out, std::string_view name, std::string_view v) {
         }
     }
   }
-  out.put('"');
 }
 
-void old_stamp(const Stamp &s, TextOut &out) {
-  thread_local std::string tmp;  // reused: no allocation per record
-  tmp.clear();
-  {
-    TextOut t(&tmp);
-    append_record_field(t, s);
+// One record's fields, as attributes (OLD: <AUDIT_RECORD NAME="..." .../>)
+// or elements (NEW: <AUDIT_RECORD><NAME>...</NAME>...</AUDIT_RECORD>), one
+// record per line.
+class XmlRecord {
+ public:
+  XmlRecord(TextOut &out, bool elements) : out_(out), elements_(elements) {}
+  void begin() { out_.put(elements_ ? "<AUDIT_RECORD>" : "<AUDIT_RECORD"); }
+  void end() { out_.put(elements_ ? "</AUDIT_RECORD>\n" : "/>\n"); }
+  void str(std::string_view name, std::string_view v) {
+    open(name);
+    append_xml_escaped(out_, v);
+    close(name);
   }
-  append_xml_attr(out, "RECORD", tmp);
-  tmp.clear();
-  {
-    TextOut t(&tmp);
-    append_time(t, s.time_us, true);
-    t.put(" UTC");
+  void num(std::string_view name, int64_t v) {
+    open(name);
+    append_int(out_, v);
+    close(name);
   }
-  append_xml_attr(out, "TIMESTAMP", tmp);
+  void time(std::string_view name, int64_t time_us) {
+    open(name);
+    percona_time(out_, time_us);
+    close(name);
+  }
+  void record_field(const Stamp &s) {
+    open("RECORD");
+    append_record_field(out_, s);
+    close("RECORD");
+  }
+  void user(const Record &r) {  // "user[priv_user] @ host [ip]"
+    open("USER");
+    append_xml_escaped(out_, r.user);
+    out_.put('[');
+    append_xml_escaped(out_, r.priv_user);
+    out_.put("] @ ");
+    append_xml_escaped(out_, r.host);
+    out_.put(" [");
+    append_xml_escaped(out_, r.ip);
+    out_.put(']');
+    close("USER");
+  }
+
+ private:
+  void open(std::string_view name) {
+    if (elements_) {
+      out_.put('<');
+      out_.put(name);
+      out_.put('>');
+    } else {
+      out_.put(' ');
+      out_.put(name);
+      out_.put("=\"");
+    }
+  }
+  void close(std::string_view name) {
+    if (elements_) {
+      out_.put("</");
+      out_.put(name);
+      out_.put('>');
+    } else {
+      out_.put('"');
+    }
+  }
+  TextOut &out_;
+  bool elements_;
+};
+
+void xml_stamp(const Stamp &s, TextOut &out, bool elements) {
+  XmlRecord x(out, elements);
+  x.record_field(s);
+  x.time("TIMESTAMP", s.time_us);
 }
 
-void format_old(const Record &r, const Stamp &s, TextOut &out,
-                StampSpan *span) {
-  thread_local std::string tmp;  // reused: no allocation per record
-  out.put("<AUDIT_RECORD");
-  append_xml_attr(out, "NAME", event_name(r.kind));
+// Percona's fields per record, in its order; for our own kinds
+// (TableAccess, Audit_config) the Query fields followed by theirs. No
+// SERVER_ID: the fields are exactly Percona's.
+void format_xml(const Record &r, const Stamp &s, TextOut &out,
+                StampSpan *span, bool elements) {
+  XmlRecord x(out, elements);
+  x.begin();
+  x.str("NAME", event_name(r.kind));
   span->begin = out.size();
-  old_stamp(s, out);
+  xml_stamp(s, out, elements);
   span->end = out.size();
-  auto num = [&](std::string_view name, int64_t v) {
-    char buf[24];
-    const char *end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-    append_xml_attr(out, name, std::string_view(buf, static_cast<size_t>(end - buf)));
-  };
-  num("SERVER_ID", static_cast<int64_t>(s.server_id));
   switch (r.kind) {
     case EventKind::kConnect:
     case EventKind::kDisconnect:
     case EventKind::kChangeUser:
-      num("CONNECTION_ID", static_cast<int64_t>(r.connection_id));
-      num("STATUS", r.status);
-      append_xml_attr(out, "USER", r.user);
-      append_xml_attr(out, "PRIV_USER", r.priv_user);
-      append_xml_attr(out, "OS_LOGIN", r.os_user);
-      append_xml_attr(out, "PROXY_USER", r.proxy_user);
-      append_xml_attr(out, "HOST", r.host);
-      append_xml_attr(out, "IP", r.ip);
-      append_xml_attr(out, "DB", r.db);
+      x.num("CONNECTION_ID", static_cast<int64_t>(r.connection_id));
+      x.num("STATUS", r.status);
+      x.str("USER", r.user);
+      x.str("PRIV_USER", r.priv_user);
+      x.str("OS_LOGIN", r.os_user);
+      x.str("PROXY_USER", r.proxy_user);
+      x.str("HOST", r.host);
+      x.str("IP", r.ip);
+      x.str("DB", r.db);
       break;
     case EventKind::kQuery:
     case EventKind::kTableAccess:
-      append_xml_attr(out, "COMMAND_CLASS", r.command_class);
-      num("CONNECTION_ID", static_cast<int64_t>(r.connection_id));
-      num("STATUS", r.status);
-      append_xml_attr(out, "SQLTEXT", r.query);
-      append_xml_attr(out, "USER", percona_user(r, &tmp));
-      append_xml_attr(out, "HOST", r.host);
-      append_xml_attr(out, "OS_USER", r.os_user);
-      append_xml_attr(out, "IP", r.ip);
-      append_xml_attr(out, "DB", r.db);
-      break;
     case EventKind::kAuditConfig:
-      num("CONNECTION_ID", static_cast<int64_t>(r.connection_id));
-      append_xml_attr(out, "USER", percona_user(r, &tmp));
-      append_xml_attr(out, "VARIABLE", r.variable);
-      append_xml_attr(out, "VALUE", r.value);
+      x.str("COMMAND_CLASS", r.command_class);
+      x.num("CONNECTION_ID", static_cast<int64_t>(r.connection_id));
+      x.num("STATUS", r.status);
+      x.str("SQLTEXT", r.query);
+      x.user(r);
+      x.str("HOST", r.host);
+      x.str("OS_USER", r.os_user);
+      x.str("IP", r.ip);
+      x.str("DB", r.db);
+      if (r.kind == EventKind::kTableAccess) {
+        x.str("TABLE_OP", r.table_op);
+        x.str("TABLE_DB", r.table_db);
+        x.str("TABLE", r.table);
+      } else if (r.kind == EventKind::kAuditConfig) {
+        x.str("VARIABLE", r.variable);
+        x.str("VALUE", r.value);
+      }
       break;
     case EventKind::kAuditStart:
     case EventKind::kAuditStop:
-      append_xml_attr(out, "MYSQL_VERSION", r.value);
+      x.str("MYSQL_VERSION", r.value);
+      x.str("STARTUP_OPTIONS", "");  // not recorded
+      x.str("OS_VERSION", os_version());
       break;
   }
-  out.put("/>\n");
+  x.end();
 }
 
 }  // namespace
@@ -505,7 +595,8 @@ void format_record(Format f, const Record &r, const Stamp &s,
   switch (f) {
     case Format::kJson: format_json(r, s, o, span); return;
     case Format::kCsv: format_csv(r, s, o, span); return;
-    case Format::kOld: format_old(r, s, o, span); return;
+    case Format::kOld: format_xml(r, s, o, span, false); return;
+    case Format::kNew: format_xml(r, s, o, span, true); return;
   }
 }
 
@@ -514,7 +605,8 @@ void format_stamp(Format f, const Stamp &s, std::string *out) {
   switch (f) {
     case Format::kJson: json_stamp(s, o); return;
     case Format::kCsv: csv_stamp(s, o); return;
-    case Format::kOld: old_stamp(s, o); return;
+    case Format::kOld: xml_stamp(s, o, false); return;
+    case Format::kNew: xml_stamp(s, o, true); return;
   }
 }
 

@@ -4,10 +4,19 @@
 //   Server's audit_log JSON format under "audit_record", plus record_id,
 //   server_id and microsecond timestamps, and the query details
 //   (rows_sent, rows_examined, query_time_us).
-// CSV: Percona's CSV column order, followed by server_id; one line per
-//   record (newlines inside values are escaped, quotes doubled).
-// OLD: Percona's "OLD" XML attribute format (<AUDIT_RECORD .../>), one
-//   record per line here.
+// OLD, NEW, CSV: Percona's formats of those names, field for field: the
+//   same fields in the same order, the timestamp as "YYYY-MM-DDTHH:MM:SS
+//   UTC", Percona's escaping (tests/percona_format_test.cc checks them
+//   against Percona's documented records). OLD is XML attributes
+//   (<AUDIT_RECORD NAME="Query" .../>), NEW XML elements
+//   (<AUDIT_RECORD><NAME>Query</NAME>...</AUDIT_RECORD>); a file of either
+//   is one XML document (file_header(), file_footer()). Where we differ:
+//   each record is one line (Percona puts each field on a line; XML does
+//   not tell them apart), and CSV writes a newline or carriage return in a
+//   value as \n or \r and a backslash as \\ (Percona writes them raw), so
+//   that a record cut by a crash is always a cut line. Our own record kinds
+//   (TableAccess, Audit_config), which Percona does not write, have the
+//   Query fields followed by their own.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -19,10 +28,16 @@
 
 namespace strata_audit {
 
-enum class Format : uint8_t { kJson, kCsv, kOld };
+// The order is audit_log_format's (strata_audit.cc's format_names).
+enum class Format : uint8_t { kJson, kCsv, kOld, kNew };
 
 std::optional<Format> parse_format(std::string_view name);  // case-insensitive
 std::string_view format_name(Format f);
+
+// What a file of this format starts and ends with ("" for none): OLD and
+// NEW files are one XML document, <?xml ...?><AUDIT> ... </AUDIT>.
+std::string_view file_header(Format f);
+std::string_view file_footer(Format f);
 
 // Where, in a formatted record, the text that depends on the Stamp's record
 // id, time and log start lies: [begin, end). The server id is not in it.

@@ -51,7 +51,40 @@ int LogFile::open(uint64_t *torn, std::string *what) {
     return err;
   }
   rollback_pending_ = false;
-  return repair_tail(torn, what);
+  err = repair_tail(torn, what);
+  if (err) return err;
+  return open_envelope(what);
+}
+
+int LogFile::open_envelope(std::string *what) {
+  if (!footer_.empty() && size_ >= footer_.size()) {
+    std::string tail(footer_.size(), '\0');
+    size_t got = 0;
+    int err = fs_->pread(fd_, tail.data(), tail.size(), size_ - tail.size(), &got);
+    if (err || got != tail.size()) {
+      *what = "read " + path_;
+      return err ? err : EIO;
+    }
+    if (tail == footer_) {
+      err = fs_->truncate(fd_, size_ - footer_.size());
+      if (err) {
+        *what = "truncate " + path_ + " (its closing " + footer_.substr(0, footer_.size() - 1) + ")";
+        return err;
+      }
+      size_ -= footer_.size();
+    }
+  }
+  if (!header_.empty() && size_ == 0) {
+    iovec iov{header_.data(), header_.size()};
+    return append(&iov, 1, false, what);
+  }
+  return 0;
+}
+
+int LogFile::finish(std::string *what) {
+  if (fd_ < 0 || footer_.empty()) return 0;
+  iovec iov{footer_.data(), footer_.size()};
+  return append(&iov, 1, false, what);
 }
 
 int LogFile::repair_tail(uint64_t *removed, std::string *what) {
@@ -214,6 +247,8 @@ int LogFile::rotate_if_needed(uint64_t limit, unsigned keep, bool *rotated,
       return err;
     }
   }
+  std::string ignored_what;
+  (void)finish(&ignored_what);  // if it fails, the file ends as after a crash
   close();
   int err = fs_->rename(path_, rotated_name(1));
   if (err == ENOENT) err = 0;  // someone removed the file: start a new one

@@ -13,6 +13,11 @@
 //   is set to 0600 when opened (tightened_from() says from what); if that
 //   fails the file is not opened: a record never goes to a file others can
 //   read.
+// - Envelope (OLD and NEW formats: the file is one XML document): a header
+//   is written to a new, empty file at open(), a footer by finish() (a
+//   clean close, and before a rotation renames the file); open() removes a
+//   footer that ends an existing file before records are appended. A crash
+//   leaves a file without its footer, as it leaves Percona's.
 // - Rotation renames path -> path.1 -> path.2 ...; keep = N keeps path.1 ..
 //   path.N and deletes older ones; keep = 0 keeps all of them.
 // Thread-safety: none; the owner (AuditLog) serialises all calls.
@@ -38,6 +43,12 @@ class LogFile {
   LogFile(const LogFile &) = delete;
   LogFile &operator=(const LogFile &) = delete;
 
+  // Set before open(): what a file starts and ends with ("" for nothing).
+  void set_envelope(std::string header, std::string footer) {
+    header_ = std::move(header);
+    footer_ = std::move(footer);
+  }
+
   // Errors below: errno value, and *what names the operation and path.
   [[nodiscard]] int open(uint64_t *torn_bytes_removed, std::string *what);
   [[nodiscard]] int append(const iovec *iov, int n, bool sync,
@@ -45,6 +56,8 @@ class LogFile {
   [[nodiscard]] int reopen(uint64_t *torn_bytes_removed, std::string *what);
   [[nodiscard]] int rotate_if_needed(uint64_t limit, unsigned keep,
                                      bool *rotated, std::string *what);
+  // Appends the footer, if any (the file stays open). Errno.
+  [[nodiscard]] int finish(std::string *what);
   void close();
   // The heads (first head_bytes at most, without '\n') of the last
   // max_lines complete lines, newest first, however long the lines are: it
@@ -66,6 +79,8 @@ class LogFile {
 
  private:
   [[nodiscard]] int repair_tail(uint64_t *removed, std::string *what);
+  // Removes a footer ending the file, writes the header to an empty one.
+  [[nodiscard]] int open_envelope(std::string *what);
 
   Fs *fs_;
   std::string path_;
@@ -73,6 +88,7 @@ class LogFile {
   uint64_t size_ = 0;
   bool rollback_pending_ = false;  // a failed append left bytes past size_
   uint32_t tightened_from_ = 0;
+  std::string header_, footer_;
 };
 
 }  // namespace strata_audit

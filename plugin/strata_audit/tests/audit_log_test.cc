@@ -210,9 +210,19 @@ TEST(AuditLog, IdsContinueAcrossRestartsAndTimeNeverGoesBack) {
 
 // Runs the sink once over path: appends texts, stops; returns the ids it
 // gave (read back from the file's new lines).
+// The ids of the records (whole lines with an id) of a log file's text.
+std::vector<uint64_t> record_ids(std::string text) {
+  text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  std::vector<uint64_t> ids;
+  for (const auto &l : lines(text))
+    if (uint64_t id = parse_record_id(l)) ids.push_back(id);
+  return ids;
+}
+
+// Runs the sink once over path: appends texts, stops; returns the ids it
+// gave (read back from the file's new records).
 std::vector<uint64_t> run_once(const Options &o, const std::vector<std::string> &texts) {
-  const std::string old = read_file(o.path);
-  const size_t before = static_cast<size_t>(std::count(old.begin(), old.end(), '\n'));
+  const size_t before = record_ids(read_file(o.path)).size();
   {
     AuditLog log(o);
     std::string err;
@@ -220,16 +230,14 @@ std::vector<uint64_t> run_once(const Options &o, const std::vector<std::string> 
     for (const auto &t : texts) log.append(query(t));
     log.stop();
   }
-  std::vector<uint64_t> ids;
-  const auto ls = lines(read_file(o.path));
-  for (size_t i = before; i < ls.size(); ++i) ids.push_back(parse_record_id(ls[i]));
-  return ids;
+  const std::vector<uint64_t> ids = record_ids(read_file(o.path));
+  return std::vector<uint64_t>(ids.begin() + static_cast<long>(before), ids.end());
 }
 
 TEST(AuditLog, IdsContinueAfterARestartWhateverTheLastRecordsLength) {
   // One bulk INSERT is a record longer than any fixed tail the start might
   // read; its text may even hold something that looks like a record id.
-  for (Format f : {Format::kJson, Format::kCsv, Format::kOld}) {
+  for (Format f : {Format::kJson, Format::kCsv, Format::kOld, Format::kNew}) {
     TempDir d;
     Options o;
     o.path = d.file("audit.log");
@@ -329,6 +337,62 @@ TEST(AuditLog, AFileThatStaysReadableByOthersIsNotStarted) {
   EXPECT_EQ(log.start(&err), EPERM);
   EXPECT_NE(err.find("0640"), std::string::npos) << err;
   EXPECT_NE(err.find("Operation not permitted"), std::string::npos) << err;
+}
+
+TEST(AuditLog, OldFormatFilesAreOneXmlDocument) {
+  // As Percona writes them: <?xml ...?><AUDIT> at the start of a file,
+  // </AUDIT> at a clean close, removed again when the file is reopened
+  // for more records; every rotated file is a whole document.
+  const std::string header = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AUDIT>\n";
+  const std::string footer = "</AUDIT>\n";
+  TempDir d;
+  Options o;
+  o.path = d.file("audit.log");
+  o.format = Format::kOld;
+  auto records = [](const std::string &text) {
+    std::vector<uint64_t> ids;
+    for (const auto &l : lines(text))
+      if (l.rfind("<AUDIT_RECORD ", 0) == 0) ids.push_back(parse_record_id(l));
+    return ids;
+  };
+  for (int run = 0; run < 2; ++run) {
+    AuditLog log(o);
+    std::string err;
+    ASSERT_EQ(log.start(&err), 0) << err;
+    log.append(query("a"));
+    log.append(query("b"));
+    log.stop();
+    const std::string text = read_file(o.path);
+    EXPECT_EQ(text.rfind(header, 0), 0u) << text;
+    EXPECT_EQ(text.substr(text.size() - footer.size()), footer) << text;
+    EXPECT_EQ(lines(text).size(), 2 + 2 * (run + 1) + 1u) << text;
+    EXPECT_EQ(records(text), run == 0 ? (std::vector<uint64_t>{1, 2})
+                                      : (std::vector<uint64_t>{1, 2, 3, 4}));
+  }
+  o.strategy = Strategy::kSemisynchronous;
+  o.rotate_on_size = 4096;
+  o.rotations = 0;
+  {
+    AuditLog log(o);
+    std::string err;
+    ASSERT_EQ(log.start(&err), 0) << err;
+    log.append(query(std::string(5000, 'x')));  // rotates after it
+    log.append(query(std::string(5000, 'y')));  // and after it
+    log.stop();
+  }
+  for (const char *name : {".2", ".1", ""}) {
+    const std::string text = read_file(o.path + name);
+    EXPECT_EQ(text.rfind(header, 0), 0u) << name;
+    EXPECT_EQ(text.substr(text.size() - footer.size()), footer) << name;
+  }
+  EXPECT_EQ(records(read_file(o.path + ".1")), (std::vector<uint64_t>{6}));
+  EXPECT_EQ(read_file(o.path), header + footer);
+  // JSON and CSV files have no envelope.
+  o.path = d.file("plain.log");
+  o.format = Format::kCsv;
+  o.rotate_on_size = 0;
+  EXPECT_EQ(run_once(o, {"c"}), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(read_file(o.path).rfind("\"Query\",", 0), 0u);
 }
 
 TEST(AuditLog, RotationThroughTheSink) {
