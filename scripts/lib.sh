@@ -1,4 +1,5 @@
 # Shared shell helpers for the scripts in this folder. Source it; do not run it.
+# shellcheck shell=bash
 #
 # Layout (all build output lives under .build/ inside the checkout, so that the
 # relative paths between sources and build directories are the same in every
@@ -15,8 +16,11 @@ set -o pipefail
 STRATA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STRATA_BUILD=$STRATA_ROOT/.build
 STRATA_CACHE_DIR=${STRATA_CACHE_DIR:-$HOME/.cache/strata}
+# shellcheck disable=SC2034 # used by the scripts that source this file
 PRISTINE_TREE=$STRATA_BUILD/stock/src
+# shellcheck disable=SC2034 # used by the scripts that source this file
 FORK_TREE=$STRATA_BUILD/fork/src
+# shellcheck disable=SC2034 # used by the scripts that source this file
 FORK_STATE=$STRATA_BUILD/fork/state
 
 # Top-level folders of the repo that are overlaid into the upstream tree.

@@ -1,5 +1,6 @@
 # The prepared upstream trees: pristine extraction, patch series, overlay.
 # Sourced by scripts/prepare and scripts/patches (after lib.sh).
+# shellcheck shell=bash
 #
 # Invariants the functions below keep:
 # - .build/stock/src is the tarball as shipped; nothing writes into it after
@@ -22,7 +23,7 @@ prepare_pristine() {
   local tarball tmp
   tarball=$("$STRATA_ROOT/scripts/fetch-upstream") || exit 1
   tmp=$STRATA_BUILD/stock/src.extracting.$$
-  rm -rf "$tmp" && mkdir -p "$tmp" || die "cannot create $tmp"
+  { rm -rf "$tmp" && mkdir -p "$tmp"; } || die "cannot create $tmp"
   note "extracting $UPSTREAM_TARBALL into $PRISTINE_TREE"
   if ! tar -xzf "$tarball" -C "$tmp" || [ ! -d "$tmp/$UPSTREAM_TOPDIR" ]; then
     rm -rf "$tmp"
@@ -74,6 +75,7 @@ apply_series_to_scratch() {
   done <"$scratch.targets"
   while read -r p; do
     if ! out=$(patch -d "$scratch" -p1 --batch --forward --fuzz=0 --no-backup-if-mismatch -r - <"$p" 2>&1); then
+      # shellcheck disable=SC2001 # sed indents every line; ${var//} cannot anchor at each line
       echo "$out" | sed 's/^/   /' >&2
       die "patch $(basename "$p") does not apply to upstream $UPSTREAM_VERSION; fix it (see docs/PATCHES.md) and run again"
     fi
@@ -120,6 +122,7 @@ series_fingerprint() {
 sync_overlay() {
   local list=$FORK_STATE/overlay.list new=$FORK_STATE/overlay.list.new f
   overlay_files >"$new"
+  # shellcheck disable=SC2094 # the list is removed only on the way out, by die
   while read -r f; do
     if [ -e "$PRISTINE_TREE/$f" ]; then
       rm -f "$new"
@@ -127,7 +130,7 @@ sync_overlay() {
     fi
     if [ ! -L "$FORK_TREE/$f" ] || [ "$(readlink -f "$FORK_TREE/$f")" != "$STRATA_ROOT/$f" ]; then
       mkdir -p "$FORK_TREE/$(dirname "$f")"
-      rm -rf "$FORK_TREE/$f"
+      rm -rf "${FORK_TREE:?}/$f"
       ln -sr "$STRATA_ROOT/$f" "$FORK_TREE/$f"
     fi
   done <"$new"
@@ -163,6 +166,7 @@ prepare_fork() {
       local edits
       edits=$(tree_edits)
       if [ -n "$edits" ]; then
+        # shellcheck disable=SC2001 # sed indents every line; ${var//} cannot anchor at each line
         echo "$edits" | sed 's/^/   /' >&2
         die "the prepared tree has edits not exported to patches/; run scripts/patches export (or scripts/patches reset to drop them) before the series changes"
       fi

@@ -28,8 +28,7 @@ trap 'rm -f "$results" "$windows"' EXIT
 run_one() {  # label plugin_dir
   "$mysqld" --defaults-file="$cnf" --plugin-dir="$2" >/dev/null 2>&1 &
   local pid=$!
-  local i
-  for i in $(seq 1 240); do
+  for _ in $(seq 1 240); do
     "$mysqladmin" -uroot -h127.0.0.1 -P"$port" ping >/dev/null 2>&1 && break
     kill -0 "$pid" 2>/dev/null || { echo "mysqld with --plugin-dir=$2 exited while starting" >&2; exit 1; }
     sleep 0.5
@@ -44,7 +43,7 @@ run_one() {  # label plugin_dir
   wait "$pid" || true
 }
 
-for r in $(seq 1 "$repeats"); do
+for _ in $(seq 1 "$repeats"); do
   run_one A "$dir_a"
   run_one B "$dir_b"
   run_one B "$dir_b"

@@ -113,7 +113,10 @@ def run(args, policy, workdir):
     qps = re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", open(sb_out).read())
     c = shares(perf_data)
     busy = c["total"] - c["idle"]
-    pct = lambda n: 100.0 * n / c["total"]
+
+    def pct(n):
+        return 100.0 * n / c["total"]
+
     print(f"{args.script} threads={args.threads} policy={policy} qps={float(qps.group(1)) if qps else 0:.0f} "
           f"samples={c['total']} idle={pct(c['idle']):.1f}% audit_session={pct(c['session']):.2f}% "
           f"audit_writer={pct(c['writer']):.2f}% audit_total={pct(c['session'] + c['writer']):.2f}% "

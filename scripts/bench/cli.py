@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from strata_tools import paths, ports
 
@@ -43,7 +44,7 @@ class UsageError(Exception):
     pass
 
 
-def fail(message: str, code: int = 1) -> "NoReturn":  # noqa: F821
+def fail(message: str, code: int = 1) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     sys.exit(code)
 

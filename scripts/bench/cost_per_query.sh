@@ -13,6 +13,7 @@
 #   SB_ARGS="--db-ps-mode=disable" adds sysbench arguments; SB_PREFIX="taskset -c 1"
 #   runs sysbench under a command that execs it (the PID stays sysbench's).
 set -eu
+# shellcheck disable=SC2043 # a list of one: every bench script names its tools in this shape, which test_tools.py reads
 for p in sysbench; do  # scripts/bench/tools.py: what installs each
   command -v "$p" >/dev/null || { echo "error: $p is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
 done
@@ -20,7 +21,7 @@ port=$1 pid=$2 script=$3 threads=$4 warm=$5 secs=$6 tables=${7:-10} rows=${8:-25
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # Threads of an earlier run's connections still exiting would make the sums go back.
-while [ "$(ls "/proc/$pid/task" | wc -l)" -gt $((threads / 4 + 300)) ]; do sleep 1; done
+while [ "$(find "/proc/$pid/task" -mindepth 1 -maxdepth 1 | wc -l)" -gt $((threads / 4 + 300)) ]; do sleep 1; done
 extra=""
 [ "$script" = oltp_point_select ] && extra="--skip_trx=on"
 # shellcheck disable=SC2086

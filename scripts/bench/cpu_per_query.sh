@@ -6,6 +6,7 @@
 #   scripts/bench/cpu_per_query.sh PORT MYSQLD_PID SCRIPT THREADS EVENTS [TABLES ROWS]
 #   e.g. scripts/bench/cpu_per_query.sh 13307 $(pgrep -f my.cnf-of-it) oltp_point_select 16 200000 10 25000
 set -eu
+# shellcheck disable=SC2043 # a list of one: every bench script names its tools in this shape, which test_tools.py reads
 for p in sysbench; do  # scripts/bench/tools.py: what installs each
   command -v "$p" >/dev/null || { echo "error: $p is not installed here; scripts/setup --bench installs it" >&2; exit 1; }
 done

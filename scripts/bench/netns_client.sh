@@ -15,7 +15,7 @@ DIR=/tmp/strata-netns
 HOST_IP=10.77.0.1 CLIENT_IP=10.77.0.2
 
 down() {
-  [ -f "$DIR/sshd.pid" ] && kill "$(cat "$DIR/sshd.pid")" 2>/dev/null || true
+  if [ -f "$DIR/sshd.pid" ]; then kill "$(cat "$DIR/sshd.pid")" 2>/dev/null || true; fi
   ip netns del "$NS" 2>/dev/null || true
   ip link del strata-srv 2>/dev/null || true
   rm -rf "$DIR"

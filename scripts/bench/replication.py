@@ -671,6 +671,7 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
             if not rs:
                 continue
             avg = lambda k: sum(r.get(k, 0) or 0 for r in rs) / len(rs)  # noqa: E731
+
             def cell(key, fmt, kinds):  # "-" where the mode has no such number
                 return format(avg(key), fmt) if base_mode(m) in kinds else "-"
             lines.append(f"| {w} | {t} | {m} | {cell('waits_per_txn', '.3f', ('semisync', 'strong'))} "

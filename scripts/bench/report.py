@@ -493,4 +493,3 @@ def load_meta(path: Path) -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-

@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 if __name__ == "__main__":
     sys.path[0] = str(Path(__file__).resolve().parents[1])
@@ -36,7 +37,7 @@ def say(message: str) -> None:
     print(f"strata-cluster: {message}", file=sys.stderr, flush=True)
 
 
-def fail(message: str) -> "NoReturn":  # noqa: F821
+def fail(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     sys.exit(1)
 

@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
+# shellcheck disable=SC2001 # sed indents every line of the output; ${var//} cannot anchor at each line
 check() {  # check NAME CONDITION-COMMAND...
   local name=$1; shift
   if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; echo "$out" | sed 's/^/     /'; fi

@@ -6,7 +6,6 @@ printed mysql command reaches the server, its redo lives in three log-service
 nodes, status reports them all, a second up is a no-op, bad input is a
 one-line error, stop stops them, a restart finds the committed data.
 """
-import os
 import re
 import shlex
 import subprocess
@@ -55,20 +54,20 @@ class ClusterCliTest(unittest.TestCase):
         self.assertRegex(query.stdout.strip(), r"^9\.7\.2-strata")
 
         # The fork's default configuration schedules connections with our pool.
-        pool = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e",
-                              "SELECT @@global.thread_handling, PLUGIN_LIBRARY FROM information_schema.PLUGINS "
-                              "WHERE PLUGIN_NAME = 'thread_pool' AND PLUGIN_STATUS = 'ACTIVE'"],
+        pool_sql = ("SELECT @@global.thread_handling, PLUGIN_LIBRARY FROM information_schema.PLUGINS "
+                    "WHERE PLUGIN_NAME = 'thread_pool' AND PLUGIN_STATUS = 'ACTIVE'")
+        pool = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e", pool_sql],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(pool.returncode, 0, pool.stderr)
         self.assertEqual(pool.stdout.split(), ["pool-of-threads", "strata_pool.so"])
 
         # The fork's InnoDB redo lives in the three log-service nodes, all up.
-        redo = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e",
-                              "SELECT variable_value FROM performance_schema.global_status WHERE variable_name "
-                              "IN ('Innodb_log_service_nodes_up', 'Innodb_log_service_status') ORDER BY variable_name; "
-                              "SELECT COUNT(*) FROM performance_schema.innodb_log_service_nodes WHERE state = 'UP'; "
-                              "CREATE DATABASE cli_test; CREATE TABLE cli_test.t (id INT PRIMARY KEY); "
-                              "INSERT INTO cli_test.t VALUES (42)"],
+        redo_sql = ("SELECT variable_value FROM performance_schema.global_status WHERE variable_name "
+                    "IN ('Innodb_log_service_nodes_up', 'Innodb_log_service_status') ORDER BY variable_name; "
+                    "SELECT COUNT(*) FROM performance_schema.innodb_log_service_nodes WHERE state = 'UP'; "
+                    "CREATE DATABASE cli_test; CREATE TABLE cli_test.t (id INT PRIMARY KEY); "
+                    "INSERT INTO cli_test.t VALUES (42)")
+        redo = subprocess.run(shlex.split(connect) + ["-N", "-B", "-e", redo_sql],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(redo.returncode, 0, redo.stderr)
         self.assertEqual(redo.stdout.split(), ["3", "OK", "3"])

@@ -11,6 +11,7 @@ trap '[ -z "$server" ] || kill "$server"; [ -n "${KEEP:-}" ] || rm -rf "$work"' 
 passed=0 failed=0
 
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
+# shellcheck disable=SC2001 # sed indents every line of the output; ${var//} cannot anchor at each line
 fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
 expect() {  # expect NAME COMMAND... : command succeeds
   local name=$1; shift
@@ -61,7 +62,7 @@ pristine=$repo/.build/stock/src
 printf 'not the tarball' >"$work/wrong.tar.gz"
 expect_fail "a wrong override tarball is refused by checksum" "sha256" \
   env STRATA_UPSTREAM_TARBALL="$work/wrong.tar.gz" "$repo/scripts/prepare"
-[ ! -e "$pristine" ] && ok "no tree is left after a refused tarball" || fail "no tree is left after a refused tarball"
+if [ ! -e "$pristine" ]; then ok "no tree is left after a refused tarball"; else fail "no tree is left after a refused tarball"; fi
 expect_fail "a missing override tarball is a clear error" "does not exist" \
   env STRATA_UPSTREAM_TARBALL="$work/nope.tar.gz" "$repo/scripts/fetch-upstream"
 
@@ -82,10 +83,10 @@ EOF
 expect_fail "an unreachable mirror is a clear error" "could not download" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
 printf 'tampered' >"$work/mirror/pool/main/f/fake/fake.tar.gz"
 expect_fail "a mirror serving another file is refused" "does not match the pinned sha256" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
-[ -z "$(ls "$work/cache" 2>/dev/null)" ] && ok "a refused download leaves nothing in the cache" || fail "a refused download leaves nothing in the cache" "$(ls "$work/cache")"
+if [ -z "$(ls "$work/cache" 2>/dev/null)" ]; then ok "a refused download leaves nothing in the cache"; else fail "a refused download leaves nothing in the cache" "$(ls "$work/cache")"; fi
 cp "$work/fake.tar.gz" "$work/mirror/pool/main/f/fake/fake.tar.gz"
 expect "the tarball downloads from the mirror in the apt sources" env STRATA_APT_ETC="$work/apt" "$repo/scripts/fetch-upstream"
-cmp -s "$work/cache/fake.tar.gz" "$work/fake.tar.gz" && ok "the verified tarball is cached" || fail "the verified tarball is cached"
+if cmp -s "$work/cache/fake.tar.gz" "$work/fake.tar.gz"; then ok "the verified tarball is cached"; else fail "the verified tarball is cached"; fi
 rm -f "$work/cache/fake.tar.gz"
 
 # --- fetch: each form an apt source can take ---
@@ -98,7 +99,7 @@ good=file://$work/mirror poison=file://$work/poison nowhere=file://$work/nowhere
 # curl that logs each call, so a test can tell what was never handed to it.
 printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec %s "$@"\n' "$work/curl.log" "$(command -v curl)" >"$work/bin/curl"
 chmod +x "$work/bin/curl"
-new_etc() { rm -rf "$work/etc" "$work/curl.log" "$work/cache/fake.tar.gz"; mkdir -p "$work/etc/sources.list.d"; }
+new_etc() { rm -rf "${work:?}/etc" "$work/curl.log" "$work/cache/fake.tar.gz"; mkdir -p "$work/etc/sources.list.d"; }
 fetch() { PATH=$work/bin:$PATH STRATA_APT_ETC=$work/etc no_proxy=127.0.0.1 NO_PROXY=127.0.0.1 "$repo/scripts/fetch-upstream"; }
 fetches_from() {  # fetches_from NAME MIRROR : fetch succeeds and took the tarball from MIRROR
   local name=$1 want=$2 out
@@ -196,11 +197,11 @@ fi
 cdrom='cdrom:[Debian GNU/Linux 12.5.0 _Bookworm_ - Official amd64 DVD Binary-1 20240210-11:28]/'
 new_etc
 echo "deb $cdrom bookworm contrib main" >"$work/etc/sources.list"
-out=$(fetch 2>&1) && fail "cdrom only: refused (it succeeded)" "$out" ||
-  { [ "$(wc -l <<<"$out")" = 1 ] && grep -qF -- "$cdrom" <<<"$out" && grep -q 'STRATA_UPSTREAM_TARBALL' <<<"$out" &&
-      grep -q 'http(s) or file:' <<<"$out" &&
-      ok "cdrom only: refused in one line naming the entry and what to set" ||
-      fail "cdrom only: refused in one line naming the entry and what to set" "$out"; }
+if out=$(fetch 2>&1); then fail "cdrom only: refused (it succeeded)" "$out"
+elif [ "$(wc -l <<<"$out")" = 1 ] && grep -qF -- "$cdrom" <<<"$out" && grep -q 'STRATA_UPSTREAM_TARBALL' <<<"$out" &&
+     grep -q 'http(s) or file:' <<<"$out"; then
+  ok "cdrom only: refused in one line naming the entry and what to set"
+else fail "cdrom only: refused in one line naming the entry and what to set" "$out"; fi
 never_curled "cdrom only: curl is not called" "cdrom:"
 new_etc
 printf 'deb %s bookworm main\ndeb tor+http://mirror.invalid/debian bookworm main\ndeb %s bookworm main\n' \
@@ -213,14 +214,14 @@ export STRATA_UPSTREAM_TARBALL=$work/fake.tar.gz
 
 # --- prepare: patches, overlay, idempotence ---
 expect "prepare builds the fork tree" "$repo/scripts/prepare"
-grep -q 'return 2' "$fork/a.c" && ok "the series is applied" || fail "the series is applied"
-grep -q 'return 1' "$pristine/a.c" && ok "the pristine tree stays pristine" || fail "the pristine tree stays pristine"
-[ -L "$fork/sql/ours/ours.h" ] && [ "$(cat "$fork/sql/ours/ours.h")" = "/* ours */" ] &&
-  ok "overlay files are linked into the tree" || fail "overlay files are linked into the tree"
+if grep -q 'return 2' "$fork/a.c"; then ok "the series is applied"; else fail "the series is applied"; fi
+if grep -q 'return 1' "$pristine/a.c"; then ok "the pristine tree stays pristine"; else fail "the pristine tree stays pristine"; fi
+if [ -L "$fork/sql/ours/ours.h" ] && [ "$(cat "$fork/sql/ours/ours.h")" = "/* ours */" ]; then
+  ok "overlay files are linked into the tree"; else fail "overlay files are linked into the tree"; fi
 before=$(stat -c %Y.%Z "$fork/a.c")
 sleep 1.1
 expect "prepare again is a no-op" "$repo/scripts/prepare"
-[ "$(stat -c %Y.%Z "$fork/a.c")" = "$before" ] && ok "an unchanged series rewrites no file" || fail "an unchanged series rewrites no file"
+if [ "$(stat -c %Y.%Z "$fork/a.c")" = "$before" ]; then ok "an unchanged series rewrites no file"; else fail "an unchanged series rewrites no file"; fi
 expect "check is clean after apply" "$repo/scripts/patches" check
 expect "verify applies the series without touching the tree" "$repo/scripts/patches" verify
 
@@ -228,8 +229,8 @@ expect "verify applies the series without touching the tree" "$repo/scripts/patc
 printf 'int a(void) { return 3; }\n' >"$fork/a.c"
 expect_fail "check reports an edit" "M a.c" "$repo/scripts/patches" check
 expect "export writes the edit into the owning patch" "$repo/scripts/patches" export
-grep -q '^+int a(void) { return 3; }' "$repo/patches/0001-a-returns-two.patch" && ok "the patch holds the edit" || fail "the patch holds the edit"
-grep -q '^Why: a() must return 2' "$repo/patches/0001-a-returns-two.patch" && ok "export keeps the patch's header" || fail "export keeps the patch's header"
+if grep -q '^+int a(void) { return 3; }' "$repo/patches/0001-a-returns-two.patch"; then ok "the patch holds the edit"; else fail "the patch holds the edit"; fi
+if grep -q '^Why: a() must return 2' "$repo/patches/0001-a-returns-two.patch"; then ok "export keeps the patch's header"; else fail "export keeps the patch's header"; fi
 expect "check is clean after export" "$repo/scripts/patches" check
 
 # --- a file no patch owns ---
@@ -237,15 +238,15 @@ printf '#define C 2\n' >"$fork/lib/c.h"
 expect_fail "export of an unowned file asks for --new" "export --new" "$repo/scripts/patches" export
 expect_fail "--new without --why is refused" "needs --why" "$repo/scripts/patches" export --new c-two
 expect "export --new creates a patch" "$repo/scripts/patches" export --new c-two --why "C must be 2"
-grep -qx '0002-c-two.patch' "$repo/patches/series" && ok "the new patch is in the series" || fail "the new patch is in the series"
+if grep -qx '0002-c-two.patch' "$repo/patches/series"; then ok "the new patch is in the series"; else fail "the new patch is in the series"; fi
 expect "check is clean after export --new" "$repo/scripts/patches" check
 
 # --- an export limited to some paths leaves the other edits alone ---
 printf 'int a(void) { return 4; }\n' >"$fork/a.c"
 printf '#define C 5\n' >"$fork/lib/c.h"
 expect "export of one path" "$repo/scripts/patches" export lib/c.h
-grep -q '^+#define C 5' "$repo/patches/0002-c-two.patch" && ok "the named path is exported" || fail "the named path is exported"
-grep -q '^+int a(void) { return 4; }' "$repo/patches/0001-a-returns-two.patch" && fail "an unnamed path is left alone" || ok "an unnamed path is left alone"
+if grep -q '^+#define C 5' "$repo/patches/0002-c-two.patch"; then ok "the named path is exported"; else fail "the named path is exported"; fi
+if grep -q '^+int a(void) { return 4; }' "$repo/patches/0001-a-returns-two.patch"; then fail "an unnamed path is left alone"; else ok "an unnamed path is left alone"; fi
 expect_fail "the unnamed edit is still reported" "M a.c" "$repo/scripts/patches" check
 expect "then exporting it too" "$repo/scripts/patches" export "$fork/a.c"
 expect "check is clean after both" "$repo/scripts/patches" check
@@ -255,14 +256,14 @@ printf 'x\n' >"$fork/lib/new.c"
 expect_fail "check reports a file that is in neither upstream nor overlay" "A lib/new.c" "$repo/scripts/patches" check
 expect_fail "export refuses new files" "overlay" "$repo/scripts/patches" export
 expect "reset drops unexported edits" "$repo/scripts/patches" reset
-[ ! -e "$fork/lib/new.c" ] && ok "reset removed the stray file" || fail "reset removed the stray file"
+if [ ! -e "$fork/lib/new.c" ]; then ok "reset removed the stray file"; else fail "reset removed the stray file"; fi
 
 # --- a fresh tree from the exported series is the same tree ---
 cp "$fork/a.c" "$work/a.before"; cp "$fork/lib/c.h" "$work/c.before"
 rm -rf "$repo/.build/fork"
 expect "apply on a fresh tree" "$repo/scripts/patches" apply
-cmp -s "$fork/a.c" "$work/a.before" && cmp -s "$fork/lib/c.h" "$work/c.before" &&
-  ok "a fresh apply reproduces the exported tree" || fail "a fresh apply reproduces the exported tree"
+if cmp -s "$fork/a.c" "$work/a.before" && cmp -s "$fork/lib/c.h" "$work/c.before"; then
+  ok "a fresh apply reproduces the exported tree"; else fail "a fresh apply reproduces the exported tree"; fi
 
 # --- a series change with unexported edits is refused ---
 printf 'int a(void) { return 9; }\n' >"$fork/a.c"
@@ -280,7 +281,7 @@ EOF
 expect_fail "a series change over unexported edits is refused" "not exported" "$repo/scripts/prepare"
 "$repo/scripts/patches" reset >/dev/null 2>&1
 expect "the new series applies once the tree is clean" "$repo/scripts/prepare"
-grep -q '# extra' "$fork/CMakeLists.txt" && ok "the added patch is applied" || fail "the added patch is applied"
+if grep -q '# extra' "$fork/CMakeLists.txt"; then ok "the added patch is applied"; else fail "the added patch is applied"; fi
 
 # --- a patch that does not apply names itself and leaves the tree alone ---
 cat >"$repo/patches/0003-extra.patch" <<'EOF'
@@ -293,11 +294,11 @@ Why: broken on purpose.
 +# extra
 EOF
 expect_fail "a failing patch is named" "0003-extra.patch does not apply" "$repo/scripts/prepare"
-grep -q '# extra' "$fork/CMakeLists.txt" && grep -q 'return 4' "$fork/a.c" &&
-  ok "the tree is unchanged after a failing series" || fail "the tree is unchanged after a failing series"
+if grep -q '# extra' "$fork/CMakeLists.txt" && grep -q 'return 4' "$fork/a.c"; then
+  ok "the tree is unchanged after a failing series"; else fail "the tree is unchanged after a failing series"; fi
 sed -i '/0003-extra.patch/d' "$repo/patches/series"; rm "$repo/patches/0003-extra.patch"
 expect "dropping a patch restores its files" "$repo/scripts/prepare"
-! grep -q '# extra' "$fork/CMakeLists.txt" && ok "the dropped patch's file is pristine again" || fail "the dropped patch's file is pristine again"
+if ! grep -q '# extra' "$fork/CMakeLists.txt"; then ok "the dropped patch's file is pristine again"; else fail "the dropped patch's file is pristine again"; fi
 
 # --- the overlay may not shadow upstream files ---
 mkdir -p "$repo/sql"; printf 'x\n' >"$repo/sql/shadow.txt"
@@ -309,7 +310,7 @@ expect "removing it heals" "$repo/scripts/prepare"
 # --- the overlay follows the repo ---
 rm "$repo/sql/ours/ours.h"
 expect "prepare after an overlay file is removed" "$repo/scripts/prepare"
-[ ! -e "$fork/sql/ours/ours.h" ] && ok "its link is gone" || fail "its link is gone"
+if [ ! -e "$fork/sql/ours/ours.h" ]; then ok "its link is gone"; else fail "its link is gone"; fi
 
 # --- a step that writes GBs refuses up front when the disk cannot take them ---
 expect_fail "too little free disk is refused with the numbers" "needs about 999999 GB free" \

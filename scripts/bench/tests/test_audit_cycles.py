@@ -32,7 +32,7 @@ mysqld  3097
 
 swapper     0 
 \tffffffff81000000 default_idle {KERNEL}
-"""
+"""  # noqa: W291 (perf ends each sample's header line with a space)
 
 
 class Classify(unittest.TestCase):

@@ -161,7 +161,6 @@ class ServerNeedsTest(unittest.TestCase):
         self.assertEqual(opts["innodb_flush_log_at_trx_commit"], "2")
 
 
-
 class TargetListTest(unittest.TestCase):
     """--target splits on commas between targets, not between one target's options."""
 
