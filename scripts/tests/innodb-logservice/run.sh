@@ -65,12 +65,12 @@ skipped=$(grep -cE ' (skipped|disabled)$' <<<"$results")
 ran=$(( pass + fail ))
 echo "mtr exit $rc after ${secs}s; log: $log"
 echo "passed $pass, failed $fail, skipped $skipped (of ${#run[@]} run)"
-if [ $ran -gt 0 ]; then
-  awk -v p=$pass -v r=$ran 'BEGIN { printf "pass rate of the tests that ran: %.1f%% (%d/%d)\n", 100*p/r, p, r }'
+if [ "$ran" -gt 0 ]; then
+  awk -v p="$pass" -v r="$ran" 'BEGIN { printf "pass rate of the tests that ran: %.1f%% (%d/%d)\n", 100*p/r, p, r }'
 fi
 sel=${#tests[@]}
-if [ $sel -gt 0 ]; then
-  awk -v p=$pass -v s=$sel 'BEGIN { printf "pass rate of the whole selection (excluded and skipped count as not passed): %.1f%% (%d/%d)\n", 100*p/s, p, s }'
+if [ "$sel" -gt 0 ]; then
+  awk -v p="$pass" -v s="$sel" 'BEGIN { printf "pass rate of the whole selection (excluded and skipped count as not passed): %.1f%% (%d/%d)\n", 100*p/s, p, s }'
 fi
 grep ' fail$' <<<"$results" | sed 's/^/FAILED: /'
 grep -E ' (skipped|disabled)$' <<<"$results" | sed 's/^/SKIPPED: /'
