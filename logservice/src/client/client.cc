@@ -12,7 +12,7 @@ std::string ClientStatus::ToString() const {
 // ---------------------------------------------------------------------------
 
 ClientResult<std::unique_ptr<LogClient>> LogClient::Open(ClusterConfig config) {
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<Impl>(config.runtime ? config.runtime : SystemRuntime());
   Impl& c = *impl;
   c.cfg = std::move(config);
   c.n = c.cfg.nodes.size();
@@ -26,7 +26,7 @@ ClientResult<std::unique_ptr<LogClient>> LogClient::Open(ClusterConfig config) {
   c.nodes.resize(c.n);
   c.connectors.resize(c.n);
   c.connecting.assign(c.n, 0);
-  std::mt19937_64 rng(c.cfg.seed ? c.cfg.seed : std::random_device{}());
+  std::mt19937_64 rng(c.cfg.seed ? c.cfg.seed : c.rt->Random());
   // Distinct per client instance even with one seed (two writers holding
   // the same writer id could share an epoch).
   static std::atomic<std::uint64_t> instances{0};
@@ -37,12 +37,16 @@ ClientResult<std::unique_ptr<LogClient>> LogClient::Open(ClusterConfig config) {
       if (l >= rdma::LogLevel::kWarning) c.Log("event=transport msg=\"" + std::string(line) + "\"");
     };
   }
-  auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(c.cfg.cluster_id, c.cfg.secret, sink));
-  if (!t.ok()) return ClientStatus(Code::kInvalidArgument, "transport: " + t.status().message());
-  c.transport = std::move(t.value());
+  if (c.cfg.network) {
+    c.network = c.cfg.network;
+  } else {
+    auto t = TransportNetwork(repl::ReplicationTransportOptions(c.cfg.cluster_id, c.cfg.secret, sink));
+    if (!t.ok()) return ClientStatus(Code::kInvalidArgument, "transport: " + t.status().message());
+    c.network = std::move(t.value());
+  }
   ClientStatus s = c.OpenCluster();
   if (!s.ok()) return s;
-  c.maint = std::thread([&c] { c.MaintenanceLoop(); });
+  c.maint = Thread(*c.rt, "maintenance", [&c] { c.MaintenanceLoop(); });
   return std::unique_ptr<LogClient>(new LogClient(std::move(impl)));
 }
 
@@ -65,7 +69,8 @@ LogClient::~LogClient() {
       if (nl.ch) chans.push_back(nl.ch);
   }
   for (auto& ch : chans) ch->Close();
-  c.transport.reset();  // joins the I/O thread: no callback runs after this
+  c.cfg.network.reset();
+  c.network.reset();  // the last reference closes the connections: no callback runs after this
 }
 
 Epoch LogClient::epoch() const { std::lock_guard<std::mutex> l(impl_->mu); return impl_->epoch; }
@@ -77,7 +82,7 @@ ClientStatus LogClient::Append(Lsn start_lsn, std::string_view bytes, millisecon
   Impl& c = *impl_;
   if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
   if (bytes.empty()) return ClientStatus();
-  const auto deadline = Clock::now() + wait;
+  const auto deadline = c.rt->Now() + wait;
   std::unique_lock<std::mutex> l(c.mu);
   if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
   if (start_lsn != c.stream_end)
@@ -118,7 +123,7 @@ ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_
 ClientStatus LogClient::WaitDurable(Lsn lsn, milliseconds timeout) {
   Impl& c = *impl_;
   std::unique_lock<std::mutex> l(c.mu);
-  if (c.cv.wait_until(l, Clock::now() + timeout, [&] { return c.frontier.load() >= lsn || c.fenced; }) && !c.fenced)
+  if (c.cv.wait_until(l, c.rt->Now() + timeout, [&] { return c.frontier.load() >= lsn || c.fenced; }) && !c.fenced)
     return ClientStatus();
   return c.NoQuorumLocked("wait for durable LSN " + std::to_string(lsn) + " (durable " +
                           std::to_string(c.frontier.load()) + ")");

@@ -14,6 +14,9 @@
 //   - the maintenance thread: reconnects lost nodes every reconnect_interval,
 //     promises + seals them in our epoch, resends retained bytes from where
 //     they stand (older bytes they fill from peers), re-pumps lagging nodes.
+//   Threads, waits and the clock come from cfg.runtime (runtime.h), the
+//   connections from cfg.network (network.h); the deterministic simulator
+//   supplies both, production gets SystemRuntime() and an rdma::Transport.
 //
 // Ordering: one lock (mu) guards the stream, the retained bytes and the
 // per-node state. Sends happen under it but never wait (wait = 0).
@@ -26,17 +29,17 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include "codec.h"
 #include "quorum.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
+#include "strata/logservice/network.h"
+#include "strata/logservice/runtime.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice::client {
@@ -60,9 +63,12 @@ inline std::string WithScheme(const std::string& a, TransportKind k) {
 }
 
 struct LogClient::Impl {
+  explicit Impl(std::shared_ptr<Runtime> runtime) : rt(std::move(runtime)), cv(*rt) {}
+
+  std::shared_ptr<Runtime> rt;
   ClusterConfig cfg;
   std::size_t n = 0, w = 0, r = 0;
-  std::unique_ptr<rdma::Transport> transport;
+  std::shared_ptr<Network> network;
   std::vector<std::string> addresses;
 
   struct NodeLink {
@@ -85,7 +91,7 @@ struct LogClient::Impl {
   };
 
   mutable std::mutex mu;
-  std::condition_variable cv;
+  CondVar cv;
   std::vector<NodeLink> nodes;
   Epoch epoch = 0;
   std::uint64_t writer_id = 0;
@@ -104,10 +110,10 @@ struct LogClient::Impl {
   Lsn reported = 0;
 
   bool stopping = false;
-  std::thread maint;
+  Thread maint;
   // One connector thread per node at a time (a silent node's connect +
   // handshake may take connect_timeout; it must not stall the others).
-  std::vector<std::thread> connectors;
+  std::vector<Thread> connectors;
   std::vector<char> connecting;  // guarded by mu
 
   bool writer() const { return cfg.mode == OpenMode::kWriter; }
@@ -196,7 +202,7 @@ struct LogClient::Impl {
         cv.notify_all();
         return;
       }
-      nl.last_ack = Clock::now();
+      nl.last_ack = rt->Now();
       if (write_reply) nl.failing = false;
       if (f.type == MsgType::kStatusResp) {
         if (f.state.seal_epoch == epoch) nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
@@ -247,11 +253,11 @@ struct LogClient::Impl {
       gen = ++nodes[i].gen;
     }
     auto ch = RpcChannel::Connect(
-        *transport, addresses[i], [this, i, gen](const Frame& f) { OnAsync(i, gen, f); },
+        *network, addresses[i], [this, i, gen](const Frame& f) { OnAsync(i, gen, f); },
         [this, i, gen](const std::string& why) { OnClose(i, gen, why); });
     std::lock_guard<std::mutex> l(mu);
     NodeLink& nl = nodes[i];
-    nl.next_attempt = Clock::now() + cfg.reconnect_interval;
+    nl.next_attempt = rt->Now() + cfg.reconnect_interval;
     if (!ch.ok()) {
       nl.last_error = ch.status().message();
       return false;
@@ -343,9 +349,9 @@ struct LogClient::Impl {
       std::vector<std::size_t> reconnect, reseal;
       {
         std::unique_lock<std::mutex> l(mu);
-        cv.wait_for(l, milliseconds(10), [&] { return stopping; });
+        cv.wait_until(l, rt->Now() + milliseconds(10), [&] { return stopping; });
         if (stopping) return;
-        const auto now = Clock::now();
+        const auto now = rt->Now();
         for (std::size_t i = 0; i < n; ++i) {
           NodeLink& nl = nodes[i];
           if (connecting[i]) continue;
@@ -381,7 +387,7 @@ struct LogClient::Impl {
 
   void Launch(std::size_t i, bool connect) {
     if (connectors[i].joinable()) connectors[i].join();  // finished: connecting[i] was 0
-    connectors[i] = std::thread([this, i, connect] {
+    connectors[i] = Thread(*rt, "connect" + std::to_string(i + 1), [this, i, connect] {
       bool up = !connect || ConnectNode(i);
       if (up) {
         if (writer()) {
@@ -411,9 +417,9 @@ struct LogClient::Impl {
       std::vector<std::string>* errors) {
     std::vector<std::optional<Frame>> res(chans.size());
     std::vector<std::string> err(chans.size());
-    std::vector<std::thread> ts;
+    std::vector<Thread> ts;
     for (std::size_t k = 0; k < chans.size(); ++k) {
-      ts.emplace_back([&, k] {
+      ts.emplace_back(*rt, "call" + std::to_string(chans[k].first + 1), [&, k] {
         auto r = chans[k].second->Call(req, cfg.op_timeout);
         if (r.ok()) res[k] = std::move(*r);
         else err[k] = r.status().message();

@@ -24,16 +24,16 @@ ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadlin
       }
     }
     if (ok >= w) return ClientStatus();
-    if (Clock::now() >= deadline) return Unavailable("bringing " + std::to_string(w) + " nodes to LSN " + std::to_string(target));
-    std::this_thread::sleep_for(milliseconds(20));
+    if (rt->Now() >= deadline) return Unavailable("bringing " + std::to_string(w) + " nodes to LSN " + std::to_string(target));
+    rt->SleepFor(milliseconds(20));
   }
 }
 
 ClientStatus LogClient::Impl::OpenCluster() {
-  const auto deadline = Clock::now() + cfg.open_timeout;
+  const auto deadline = rt->Now() + cfg.open_timeout;
   {
-    std::vector<std::thread> ts;
-    for (std::size_t i = 0; i < n; ++i) ts.emplace_back([this, i] { (void)ConnectNode(i); });
+    std::vector<Thread> ts;
+    for (std::size_t i = 0; i < n; ++i) ts.emplace_back(*rt, "connect" + std::to_string(i + 1), [this, i] { (void)ConnectNode(i); });
     for (auto& t : ts) t.join();
   }
   std::vector<std::string> errors;
@@ -46,8 +46,8 @@ ClientStatus LogClient::Impl::OpenCluster() {
           return ClientStatus(Code::kAuthFailed, NodeName(i) + " " + nodes[i].last_error);
     }
     if (chans.size() >= r) break;
-    if (Clock::now() >= deadline) return Unavailable("open needs " + std::to_string(r) + " nodes");
-    std::this_thread::sleep_for(cfg.reconnect_interval);
+    if (rt->Now() >= deadline) return Unavailable("open needs " + std::to_string(r) + " nodes");
+    rt->SleepFor(cfg.reconnect_interval);
     for (std::size_t i = 0; i < n; ++i) {
       bool up;
       {
@@ -96,7 +96,7 @@ ClientStatus LogClient::Impl::OpenCluster() {
       else highest = std::max(highest, f.state.promised_epoch);
     }
     if (promised.size() >= r) break;
-    if (Clock::now() >= deadline) return Unavailable("promise of epoch " + std::to_string(candidate));
+    if (rt->Now() >= deadline) return Unavailable("promise of epoch " + std::to_string(candidate));
     candidate = highest + 1;
   }
   if (promised.size() < r) return Unavailable("promise");

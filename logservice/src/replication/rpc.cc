@@ -41,7 +41,12 @@ std::string DescribeTransportError(const rdma::Status& s) {
 
 Result<std::shared_ptr<RpcChannel>> RpcChannel::Connect(rdma::Transport& transport, const std::string& address,
                                                         AsyncHandler on_async, CloseHandler on_close) {
-  std::shared_ptr<RpcChannel> ch(new RpcChannel());
+  return Connect(*BorrowedTransportNetwork(transport), address, std::move(on_async), std::move(on_close));
+}
+
+Result<std::shared_ptr<RpcChannel>> RpcChannel::Connect(Network& network, const std::string& address,
+                                                        AsyncHandler on_async, CloseHandler on_close) {
+  std::shared_ptr<RpcChannel> ch(new RpcChannel(network.runtime()));
   ch->on_async_ = std::move(on_async);
   ch->on_close_ = std::move(on_close);
   std::weak_ptr<RpcChannel> weak = ch;
@@ -52,7 +57,7 @@ Result<std::shared_ptr<RpcChannel>> RpcChannel::Connect(rdma::Transport& transpo
   h.on_close = [weak](rdma::Connection&, const rdma::Status& why) {
     if (auto c = weak.lock()) c->OnClose(why);
   };
-  auto conn = transport.Connect(address, std::move(h));
+  auto conn = network.Connect(address, std::move(h));
   if (!conn.ok()) return Status::IoError(DescribeTransportError(conn.status()));
   std::lock_guard<std::mutex> l(ch->mu_);
   ch->conn_ = std::move(conn.value());
@@ -99,7 +104,7 @@ void RpcChannel::OnClose(const rdma::Status& why) {
 }
 
 Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = rt_.Now() + timeout;
   req.request_id = next_id_++;
   Pending p;
   {

@@ -2,7 +2,8 @@
 // library, node-to-node gap filling and logservicectl.
 //
 // Threads: Call() blocks the calling thread until the response with its
-// request id arrives, the connection closes, or the timeout passes. Post()
+// request id arrives, the connection closes, or the timeout passes (waits
+// and the clock are the Network's Runtime, runtime.h). Post()
 // sends without waiting; its response (and any response nobody waits for)
 // goes to the async handler, which runs on the transport's I/O thread and
 // must not block. on_close runs once, on the I/O thread, with the reason.
@@ -18,6 +19,8 @@
 #include <string>
 
 #include "codec.h"
+#include "strata/logservice/network.h"
+#include "strata/logservice/runtime.h"
 #include "strata/logservice/status.h"
 #include "strata/rdma/rdma.h"
 
@@ -41,6 +44,9 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
 
   // Blocks up to the transport's connect_timeout. On failure the Status
   // message is DescribeTransportError's reason.
+  static Result<std::shared_ptr<RpcChannel>> Connect(Network& network, const std::string& address,
+                                                     AsyncHandler on_async, CloseHandler on_close);
+  // The same over a transport (on SystemRuntime()).
   static Result<std::shared_ptr<RpcChannel>> Connect(rdma::Transport& transport, const std::string& address,
                                                      AsyncHandler on_async, CloseHandler on_close);
   ~RpcChannel();
@@ -56,17 +62,18 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   std::string close_reason() const;
 
  private:
-  RpcChannel() = default;
+  explicit RpcChannel(Runtime& rt) : rt_(rt), cv_(rt) {}
   void OnMessage(const rdma::Message& m);
   void OnClose(const rdma::Status& why);
 
+  Runtime& rt_;
   std::shared_ptr<rdma::Connection> conn_;
   AsyncHandler on_async_;
   CloseHandler on_close_;
   std::atomic<bool> open_{true};
   std::atomic<std::uint64_t> next_id_{1};
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  CondVar cv_;
   struct Pending {
     bool done = false;
     Frame response;

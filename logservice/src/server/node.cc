@@ -3,10 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 
 #include "codec.h"
 #include "node_meta.h"
@@ -14,7 +12,9 @@
 #include "rpc.h"
 #include "strata/logservice/checkpoint_store.h"
 #include "strata/logservice/log_store.h"
+#include "strata/logservice/network.h"
 #include "strata/logservice/page_store.h"
+#include "strata/logservice/runtime.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice::server {
@@ -34,12 +34,15 @@ MsgType ResponseTypeOf(MsgType t) { return static_cast<MsgType>(static_cast<std:
 }  // namespace
 
 struct Node::Impl {
+  explicit Impl(std::shared_ptr<Runtime> r) : rt(std::move(r)), q_cv(*rt), ack_cv(*rt), catchup_cv(*rt) {}
+
+  std::shared_ptr<Runtime> rt;  // threads, waits, clock (runtime.h)
   NodeOptions opt;
   std::shared_ptr<FileSystem> fs = PosixFileSystem();
   std::unique_ptr<LogStore> log;
   std::unique_ptr<PageStore> pages;
   std::unique_ptr<CheckpointStore> ckpt;
-  std::unique_ptr<rdma::Transport> transport;
+  std::shared_ptr<Network> network;  // null once stopped
   std::unique_ptr<rdma::Listener> listener;
   std::string address;
 
@@ -55,13 +58,13 @@ struct Node::Impl {
     Frame frame;
   };
   std::mutex q_mu;
-  std::condition_variable q_cv;
+  CondVar q_cv;
   std::deque<Work> queue;
   std::vector<Work> acks;  // appends waiting for the sync thread
-  std::condition_variable ack_cv;
-  std::condition_variable catchup_cv;
+  CondVar ack_cv;
+  CondVar catchup_cv;
   bool stopping = false;
-  std::thread worker, syncer, catchup;
+  Thread worker, syncer, catchup;
 
   std::atomic<std::uint64_t> counters[static_cast<int>(wire::NodeCounter::kCount)] = {};
   void Count(wire::NodeCounter c, std::uint64_t n = 1) { counters[static_cast<int>(c)] += n; }
@@ -493,7 +496,7 @@ struct Node::Impl {
       Lsn hint;
       {
         std::unique_lock<std::mutex> l(q_mu);
-        catchup_cv.wait_for(l, std::chrono::milliseconds(50), [&] { return stopping; });
+        catchup_cv.wait_until(l, rt->Now() + std::chrono::milliseconds(50), [&] { return stopping; });
         if (stopping) return;
       }
       {
@@ -511,7 +514,7 @@ struct Node::Impl {
         for (std::size_t tries = 0; tries < m.peers.size() && !peer; ++tries) {
           const std::size_t i = next_peer++ % m.peers.size();
           if (i == m.self_index) continue;
-          auto ch = repl::RpcChannel::Connect(*transport, m.peers[i], nullptr, nullptr);
+          auto ch = repl::RpcChannel::Connect(*network, m.peers[i], nullptr, nullptr);
           if (ch.ok()) peer = *ch;
         }
         if (!peer) continue;
@@ -550,7 +553,7 @@ struct Node::Impl {
       if (!s.ok()) {
         Log("warn", "event=gap_fill_failed from=" + std::to_string(req.lsn) + " reason=\"" + s.message() + "\"");
         peer.reset();
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        rt->SleepFor(std::chrono::milliseconds(100));
         continue;
       }
       Log("info", "event=gap_fill from=" + std::to_string(req.lsn) + " bytes=" + std::to_string(filled) +
@@ -561,7 +564,7 @@ struct Node::Impl {
 };
 
 Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<Impl>(options.runtime ? options.runtime : SystemRuntime());
   impl->opt = std::move(options);
   Impl& n = *impl;
   if (n.opt.data_dir.empty()) return Status::InvalidArgument("data directory is required");
@@ -597,19 +600,23 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   if (tail.ok()) n.tail = *tail;
   else if (!tail.status().is_not_found()) return tail.status();
 
-  auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(
-      n.opt.cluster_id, n.opt.secret, [&n](rdma::LogLevel l, std::string_view line) {
-        if (l < rdma::LogLevel::kWarning) return;
-        // A peer going away is routine (info); refused handshakes and bad
-        // frames are worth a warning.
-        const bool routine = line.find(" Closed: ") != std::string_view::npos ||
-                             line.find("IoError: ") != std::string_view::npos;
-        n.Log(l == rdma::LogLevel::kError ? "error" : routine ? "info" : "warn",
-              "event=transport msg=\"" + std::string(line) + "\"");
-      }));
-  if (!t.ok()) return Status::InvalidArgument("transport: " + t.status().message());
-  n.transport = std::move(t.value());
-  auto l = n.transport->Listen(n.opt.listen, [&n](const std::shared_ptr<rdma::Connection>& c) { return n.Accept(c); });
+  if (n.opt.network) {
+    n.network = n.opt.network;
+  } else {
+    auto t = TransportNetwork(repl::ReplicationTransportOptions(
+        n.opt.cluster_id, n.opt.secret, [&n](rdma::LogLevel l, std::string_view line) {
+          if (l < rdma::LogLevel::kWarning) return;
+          // A peer going away is routine (info); refused handshakes and bad
+          // frames are worth a warning.
+          const bool routine = line.find(" Closed: ") != std::string_view::npos ||
+                               line.find("IoError: ") != std::string_view::npos;
+          n.Log(l == rdma::LogLevel::kError ? "error" : routine ? "info" : "warn",
+                "event=transport msg=\"" + std::string(line) + "\"");
+        }));
+    if (!t.ok()) return Status::InvalidArgument("transport: " + t.status().message());
+    n.network = std::move(t.value());
+  }
+  auto l = n.network->Listen(n.opt.listen, [&n](const std::shared_ptr<rdma::Connection>& c) { return n.Accept(c); });
   if (!l.ok()) return Status::IoError("listen " + n.opt.listen + ": " + l.status().message());
   n.listener = std::move(l.value());
   n.address = n.listener->endpoint().ToString();
@@ -619,9 +626,9 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
                     std::to_string(n.meta.seal_epoch) + " durable=" + std::to_string(fr.durable_lsn) +
                     " highest=" + std::to_string(fr.highest_lsn));
   // Threads start last: from here on meta is read only under meta_mu.
-  n.worker = std::thread([&n] { n.WorkerLoop(); });
-  n.syncer = std::thread([&n] { n.SyncLoop(); });
-  n.catchup = std::thread([&n] { n.CatchUpLoop(); });
+  n.worker = Thread(*n.rt, n.opt.node_id + "/worker", [&n] { n.WorkerLoop(); });
+  n.syncer = Thread(*n.rt, n.opt.node_id + "/sync", [&n] { n.SyncLoop(); });
+  n.catchup = Thread(*n.rt, n.opt.node_id + "/catchup", [&n] { n.CatchUpLoop(); });
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -633,7 +640,7 @@ repl::NodeState Node::State() const { return impl_->State(); }
 
 void Node::Stop() {
   Impl& n = *impl_;
-  if (!n.transport) return;
+  if (!n.network) return;
   n.listener.reset();
   {
     std::lock_guard<std::mutex> l(n.q_mu);
@@ -645,7 +652,8 @@ void Node::Stop() {
   if (n.worker.joinable()) n.worker.join();
   if (n.syncer.joinable()) n.syncer.join();
   if (n.catchup.joinable()) n.catchup.join();
-  n.transport.reset();
+  n.opt.network.reset();
+  n.network.reset();  // the last reference closes its connections: no handler runs after this
   n.log->Sync().IgnoreError();
   n.Log("info", "event=stopped durable=" + std::to_string(n.log->frontier().durable_lsn));
 }

@@ -18,6 +18,10 @@
 //     it knows exists (the writer's seal LSN, the highest received range, the
 //     writer's commit hint), it reads the missing bytes from a peer that is
 //     sealed in the same epoch and appends them (gap filling).
+//   All three are logservice::Thread's of NodeOptions::runtime and wait only
+//   on its CondVars and clock (runtime.h), never holding another mutex while
+//   they wait: the deterministic simulator (logservice/tests/sim/) runs them
+//   as fibers on one OS thread, logserviced as std::threads.
 //
 // Fencing: requests carry the writer's epoch. A node promises an epoch (and
 // persists the promise, fdatasync + rename) before acknowledging it and from
@@ -42,6 +46,8 @@
 
 #include "codec.h"
 #include "strata/logservice/file_system.h"
+#include "strata/logservice/network.h"
+#include "strata/logservice/runtime.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {
@@ -62,6 +68,14 @@ struct NodeOptions {
   // (PosixFileSystem). Tests pass a wrapper that fails or holds chosen calls
   // (e.g. the group commit's fdatasync) to reach a state deterministically.
   std::shared_ptr<FileSystem> fs;
+  // Threads, waits and the clock (runtime.h); null: SystemRuntime(). The
+  // simulator (logservice/tests/sim/) runs the node on its own.
+  std::shared_ptr<Runtime> runtime;
+  // How the node listens and reaches its peers (network.h); null: an
+  // rdma::Transport with cluster_id and secret. Must run on `runtime`. The
+  // node drops its references at Stop(); when the last one goes, the
+  // network closes the node's connections (as a Transport does).
+  std::shared_ptr<Network> network;
   // One structured line per event ("event=... key=value ..."); thread-safe.
   std::function<void(std::string_view level, std::string_view line)> log;
 };

@@ -41,6 +41,11 @@
 #include <utility>
 #include <vector>
 
+namespace strata::logservice {
+class Runtime;  // strata/logservice/runtime.h
+class Network;  // strata/logservice/network.h
+}  // namespace strata::logservice
+
 namespace strata::logservice::client {
 
 using Lsn = std::uint64_t;
@@ -111,6 +116,13 @@ struct ClusterConfig {
   std::optional<Lsn> seal_at;
   std::function<void(Lsn durable)> on_durable;     // I/O thread; must not block
   std::function<void(std::string_view line)> log;  // "event=... key=value"; thread-safe
+  // Test seams (docs/design/logservice-simulation.md); null: the defaults.
+  // Threads, waits, clock and entropy: SystemRuntime().
+  std::shared_ptr<Runtime> runtime;
+  // How the nodes are reached: an rdma::Transport (`transport`, cluster_id,
+  // secret). Must run on `runtime`; the client drops its references when
+  // it is destroyed.
+  std::shared_ptr<Network> network;
 };
 
 struct NodeInfo {
