@@ -314,12 +314,26 @@ void ConnectionCore::CompleteMessageLocked() {
   assert(admitted_ > 0);
   --admitted_;
   if (f.kind == OutFrame::Kind::kData) send_alloc_.FreeOldest(1);
+  if (f.kind == OutFrame::Kind::kBulk) {
+    ++bulk_completed_;
+    FreeBulkLocked();
+  }
   ++stats_.messages_sent;
   stats_.bytes_sent += f.size - wire::kHeaderSize;
   if (f.done) done_.emplace_back(std::move(f.done), Status::Ok());
   NoteSentLocked();
   space_cv_.notify_all();
   MaybeFinishClosingLocked();
+}
+
+void ConnectionCore::FreeBulkLocked() {
+  const uint32_t n = std::min(bulk_released_by_peer_, bulk_completed_);
+  if (n == 0) return;
+  [[maybe_unused]] const bool freed = bulk_alloc_.FreeOldest(n);
+  assert(freed);
+  bulk_released_by_peer_ -= n;
+  bulk_completed_ -= n;
+  space_cv_.notify_all();
 }
 
 void ConnectionCore::CompleteControlLocked() {
@@ -530,10 +544,14 @@ void ConnectionCore::HandleFrame(const FrameHeader& h, std::span<const std::byte
       return;
     }
     send_credits_ += h.credits;
-    if (h.bulk_freed != 0 && !bulk_alloc_.FreeOldest(h.bulk_freed)) {
-      FailLocked(ProtocolError("peer freed more bulk frames than were sent"));
-      RunCompletions(lock);
-      return;
+    if (h.bulk_freed != 0) {
+      if (uint64_t{bulk_released_by_peer_} + h.bulk_freed > bulk_alloc_.regions()) {
+        FailLocked(ProtocolError("peer freed more bulk frames than were sent"));
+        RunCompletions(lock);
+        return;
+      }
+      bulk_released_by_peer_ += h.bulk_freed;
+      FreeBulkLocked();
     }
     AdmitLocked();
     PumpLocked();

@@ -208,6 +208,7 @@ class ConnectionCore : public Connection,
   void HandleHandshakeFrame(const FrameHeader& h, std::span<const std::byte> payload);
   void BecomeOpenLocked(const PeerParams& peer);
   void ReturnCreditsLocked(uint32_t credits, uint32_t bulk_freed);
+  void FreeBulkLocked();
   void MaybeFinishClosingLocked();
   std::string Describe() const;
 
@@ -224,7 +225,14 @@ class ConnectionCore : public Connection,
 
   // Send side (mu_).
   RingAllocator send_alloc_;
+  // A bulk region is freed once the peer released its frame (bulk_freed)
+  // AND the frame completed locally: on verbs the staging region is the
+  // source of an RDMA WRITE the NIC owns until its completion, and the
+  // peer's release can arrive before that completion. Both count the
+  // oldest regions not yet freed; FreeBulkLocked frees min of the two.
   RingAllocator bulk_alloc_;
+  uint32_t bulk_released_by_peer_ = 0;
+  uint32_t bulk_completed_ = 0;
   uint32_t send_credits_ = 0;
   uint32_t next_send_seq_ = 1;
   bool credit_frame_queued_ = false;

@@ -10,6 +10,19 @@
 
 namespace strata::rdma {
 
+// WcStatus mirrors ibv_wc_status value for value (the fake NIC and the
+// engine use it without verbs headers).
+static_assert(static_cast<int>(WcStatus::kSuccess) == IBV_WC_SUCCESS);
+static_assert(static_cast<int>(WcStatus::kLocLenErr) == IBV_WC_LOC_LEN_ERR);
+static_assert(static_cast<int>(WcStatus::kLocProtErr) == IBV_WC_LOC_PROT_ERR);
+static_assert(static_cast<int>(WcStatus::kWrFlushErr) == IBV_WC_WR_FLUSH_ERR);
+static_assert(static_cast<int>(WcStatus::kRemInvReqErr) == IBV_WC_REM_INV_REQ_ERR);
+static_assert(static_cast<int>(WcStatus::kRemAccessErr) == IBV_WC_REM_ACCESS_ERR);
+static_assert(static_cast<int>(WcStatus::kRetryExcErr) == IBV_WC_RETRY_EXC_ERR);
+static_assert(static_cast<int>(WcStatus::kRnrRetryExcErr) == IBV_WC_RNR_RETRY_EXC_ERR);
+static_assert(static_cast<int>(WcStatus::kFatalErr) == IBV_WC_FATAL_ERR);
+static_assert(static_cast<int>(WcStatus::kGeneralErr) == IBV_WC_GENERAL_ERR);
+
 Result<std::unique_ptr<IbvQueuePair>> IbvQueuePair::Create(rdma_cm_id* id, uint32_t send_depth, uint32_t recv_depth) {
   Result<std::unique_ptr<IbvQueuePair>> made = CreateLow(id, send_depth, recv_depth);
   return made;
@@ -26,14 +39,14 @@ Result<std::unique_ptr<IbvQueuePair>> IbvQueuePair::CreateLow(rdma_cm_id* id, ui
   ibv_context* verbs = id->verbs;
   if (verbs == nullptr) return Unavailable("rdma_cm_id has no device context (address not resolved to an RDMA device)");
   qp->pd_ = ibv_alloc_pd(verbs);
-  if (qp->pd_ == nullptr) return ErrnoStatus("ibv_alloc_pd", errno);
+  if (qp->pd_ == nullptr) return VerbError("ibv_alloc_pd", errno);
   qp->channel_ = ibv_create_comp_channel(verbs);
-  if (qp->channel_ == nullptr) return ErrnoStatus("ibv_create_comp_channel", errno);
+  if (qp->channel_ == nullptr) return VerbError("ibv_create_comp_channel", errno);
   const int flags = ::fcntl(qp->channel_->fd, F_GETFL);
   if (flags < 0 || ::fcntl(qp->channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) return ErrnoStatus("fcntl(O_NONBLOCK) on completion channel", errno);
   qp->cq_ = ibv_create_cq(verbs, static_cast<int>(send_depth + recv_depth), nullptr, qp->channel_, 0);
-  if (qp->cq_ == nullptr) return ErrnoStatus("ibv_create_cq", errno);
-  if (int rc = ibv_req_notify_cq(qp->cq_, 0); rc != 0) return ErrnoStatus("ibv_req_notify_cq", rc);
+  if (qp->cq_ == nullptr) return VerbError("ibv_create_cq", errno);
+  if (int rc = ibv_req_notify_cq(qp->cq_, 0); rc != 0) return VerbError("ibv_req_notify_cq", rc);
   ibv_qp_init_attr attr{};
   attr.send_cq = qp->cq_;
   attr.recv_cq = qp->cq_;
@@ -43,7 +56,7 @@ Result<std::unique_ptr<IbvQueuePair>> IbvQueuePair::CreateLow(rdma_cm_id* id, ui
   attr.cap.max_recv_wr = recv_depth;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
-  if (rdma_create_qp(id, qp->pd_, &attr) != 0) return ErrnoStatus("rdma_create_qp", errno);
+  if (rdma_create_qp(id, qp->pd_, &attr) != 0) return VerbError("rdma_create_qp", errno);
   qp->qp_created_ = true;
   auto done = std::move(qp);  // GiveBack now sees nothing: the id stays owned
   return done;
@@ -63,7 +76,7 @@ Result<MemoryKeys> IbvQueuePair::Register(std::span<std::byte> memory, bool remo
   int access = IBV_ACCESS_LOCAL_WRITE;
   if (remote_write) access |= IBV_ACCESS_REMOTE_WRITE;
   ibv_mr* mr = ibv_reg_mr(pd_, memory.data(), memory.size(), access);
-  if (mr == nullptr) return ErrnoStatus("ibv_reg_mr(" + std::to_string(memory.size()) + " bytes)", errno);
+  if (mr == nullptr) return VerbError("ibv_reg_mr(" + std::to_string(memory.size()) + " bytes)", errno);
   mrs_.push_back(mr);
   return MemoryKeys{mr->lkey, mr->rkey};
 }
@@ -75,7 +88,7 @@ Status IbvQueuePair::PostRecv(uint64_t wr_id, std::span<std::byte> buffer, uint3
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(id_->qp, &wr, &bad); rc != 0) return ErrnoStatus("ibv_post_recv", rc);
+  if (int rc = ibv_post_recv(id_->qp, &wr, &bad); rc != 0) return VerbError("ibv_post_recv", rc);
   return Status::Ok();
 }
 
@@ -88,7 +101,7 @@ Status IbvQueuePair::PostSend(uint64_t wr_id, std::span<const std::byte> buffer,
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) return ErrnoStatus("ibv_post_send(SEND)", rc);
+  if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) return VerbError("ibv_post_send", rc);
   return Status::Ok();
 }
 
@@ -105,18 +118,20 @@ Status IbvQueuePair::PostWriteImm(uint64_t wr_id, std::span<const std::byte> buf
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = rkey;
   ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) return ErrnoStatus("ibv_post_send(RDMA_WRITE_WITH_IMM)", rc);
+  if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) return VerbError("ibv_post_send", rc);
   return Status::Ok();
 }
 
-int IbvQueuePair::Poll(Completion* out, int max) {
+Result<int> IbvQueuePair::Poll(Completion* out, int max) {
   ibv_wc wc[32];
   const int n = ibv_poll_cq(cq_, std::min(max, 32), wc);
+  // Negative: the provider could not read the CQ (e.g. CQ overrun); the
+  // connection must fail rather than wait for completions that never come.
+  if (n < 0) return IoError("ibv_poll_cq failed: returned " + std::to_string(n));
   for (int i = 0; i < n; ++i) {
     Completion& c = out[i];
     c.wr_id = wc[i].wr_id;
-    c.ok = wc[i].status == IBV_WC_SUCCESS;
-    c.status_text = ibv_wc_status_str(wc[i].status);
+    c.status = static_cast<WcStatus>(wc[i].status);
     c.byte_len = wc[i].byte_len;
     c.imm = 0;
     // The opcode of an error completion is undefined; the connection
@@ -131,7 +146,7 @@ int IbvQueuePair::Poll(Completion* out, int max) {
       default: c.op = Completion::Op::kRecv; break;
     }
   }
-  return n < 0 ? 0 : n;
+  return n;
 }
 
 Status IbvQueuePair::ArmAndAck() {
@@ -140,16 +155,18 @@ Status IbvQueuePair::ArmAndAck() {
   if (ibv_get_cq_event(channel_, &cq, &context) == 0) {
     ibv_ack_cq_events(cq, 1);
   } else if (errno != EAGAIN) {
-    return ErrnoStatus("ibv_get_cq_event", errno);
+    return VerbError("ibv_get_cq_event", errno);
   }
-  if (int rc = ibv_req_notify_cq(cq_, 0); rc != 0) return ErrnoStatus("ibv_req_notify_cq", rc);
+  if (int rc = ibv_req_notify_cq(cq_, 0); rc != 0) return VerbError("ibv_req_notify_cq", rc);
   return Status::Ok();
 }
 
-void IbvQueuePair::Disconnect() {
-  if (disconnected_) return;
+Status IbvQueuePair::Disconnect() {
+  if (disconnected_) return Status::Ok();
   disconnected_ = true;
-  rdma_disconnect(id_);  // moves the QP to error: outstanding WRs flush
+  // Moves the QP to error (outstanding WRs flush) and sends the DREQ.
+  if (rdma_disconnect(id_) != 0) return VerbError("rdma_disconnect", errno);
+  return Status::Ok();
 }
 
 }  // namespace strata::rdma

@@ -2,7 +2,8 @@
 //
 // Setup (Create) follows the usual order — protection domain, completion
 // channel, CQ, QP — and teardown runs in reverse in the destructor. Every
-// failing verb is named in the returned Status.
+// failing verb is named in the returned Status, with its errno by name
+// ("ibv_post_send failed: ENOMEM (Cannot allocate memory)", verbs_status.h).
 #pragma once
 
 #include <rdma/rdma_cma.h>
@@ -28,10 +29,10 @@ class IbvQueuePair final : public QueuePair {
   Status PostSend(uint64_t wr_id, std::span<const std::byte> buffer, uint32_t lkey) override;
   Status PostWriteImm(uint64_t wr_id, std::span<const std::byte> buffer, uint32_t lkey, uint64_t remote_addr,
                       uint32_t rkey, uint32_t imm) override;
-  int Poll(Completion* out, int max) override;
+  Result<int> Poll(Completion* out, int max) override;
   int event_fd() const override { return channel_->fd; }
   Status ArmAndAck() override;
-  void Disconnect() override;
+  Status Disconnect() override;
 
  private:
   explicit IbvQueuePair(rdma_cm_id* id) : id_(id) {}

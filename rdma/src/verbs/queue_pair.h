@@ -5,9 +5,17 @@
 // posting/completion/credit logic runs in tests on machines without a device.
 //
 // Semantics are those of an RC queue pair with one CQ for sends and
-// receives, every send signalled: completions of one QP come back in posting
-// order; a SEND or a WRITE_WITH_IMM consumes one posted receive at the peer;
-// after Disconnect every outstanding receive completes with an error (flush).
+// receives, every send signalled: send completions come back in posting
+// order and receive completions in posting order, but nothing orders the
+// two queues against each other (the peer may answer a message before its
+// send completion arrives); a SEND or a WRITE_WITH_IMM consumes one posted
+// receive at the peer. A buffer belongs to the NIC from Post* until its
+// completion is polled: the consumer neither reads a receive buffer nor
+// writes a send buffer in between. A failed completion moves the QP to the
+// error state and everything still outstanding completes with
+// WcStatus::kWrFlushErr; so does everything after Disconnect. The opcode of
+// a failed completion is undefined: classify it by wr_id.
+// Errors name the verb ("ibv_post_send failed: ENOMEM (...)", verbs_status.h).
 // Thread-safety: Post* may be called from any thread concurrently; Poll and
 // ArmAndAck only from the connection's I/O thread.
 #pragma once
@@ -17,17 +25,19 @@
 #include <string>
 
 #include "strata/rdma/status.h"
+#include "verbs/verbs_status.h"
 
 namespace strata::rdma {
 
 struct Completion {
   enum class Op : uint8_t { kSend, kWrite, kRecv, kRecvImm };
-  Op op = Op::kSend;
-  bool ok = true;
+  Op op = Op::kSend;              // undefined unless ok()
+  WcStatus status = WcStatus::kSuccess;
   uint64_t wr_id = 0;
   uint32_t byte_len = 0;
   uint32_t imm = 0;               // kRecvImm: the sender's immediate (host order)
-  const char* status_text = "";   // e.g. ibv_wc_status_str() when !ok
+
+  bool ok() const { return status == WcStatus::kSuccess; }
 };
 
 struct MemoryKeys {
@@ -44,12 +54,15 @@ class QueuePair {
   virtual Status PostSend(uint64_t wr_id, std::span<const std::byte> buffer, uint32_t lkey) = 0;
   virtual Status PostWriteImm(uint64_t wr_id, std::span<const std::byte> buffer, uint32_t lkey,
                               uint64_t remote_addr, uint32_t rkey, uint32_t imm) = 0;
-  virtual int Poll(Completion* out, int max) = 0;
+  // Up to `max` completions; an error names ibv_poll_cq (the CQ is unusable).
+  virtual Result<int> Poll(Completion* out, int max) = 0;
   // Readable when completions may be waiting (completion channel fd).
   virtual int event_fd() const = 0;
   // Consumes the pending event and asks for the next one.
   virtual Status ArmAndAck() = 0;
-  virtual void Disconnect() = 0;
+  // rdma_disconnect: the QP moves to the error state (outstanding work
+  // flushes) and the peer is told. Idempotent.
+  virtual Status Disconnect() = 0;
 };
 
 }  // namespace strata::rdma

@@ -2,13 +2,40 @@
 #include "verbs/verbs_connection.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace strata::rdma {
 namespace {
 constexpr uint32_t kCtrlSlots = 64;
 constexpr uint32_t kCtrlSlotSize = static_cast<uint32_t>(wire::kHeaderSize + wire::kMaxControlPayload);
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
 }  // namespace
+
+std::string VerbsConnection::DescribeWr(uint64_t wr_id) {
+  const std::string index = std::to_string(wr_id & 0xFFFFFFFF);
+  switch (KindOf(wr_id)) {
+    case WrKind::kRecv: return "RECV into slot " + index;
+    case WrKind::kCtrl: return "SEND of control frame in slot " + index;
+    case WrKind::kData: return "SEND of DATA frame " + index;
+    case WrKind::kBulk: return "RDMA WRITE with immediate of BULK frame " + index;
+  }
+  return "unknown work request";
+}
+
+Status VerbsConnection::CompletionError(const Completion& c) {
+  std::string m = "completion error " + WcStatusName(c.status) + " (" + std::string(WcStatusText(c.status)) +
+                  ") on wr_id " + Hex(c.wr_id) + " (" + DescribeWr(c.wr_id) + ")";
+  // A flush only says the QP is in the error state: the link is gone (peer
+  // disconnected, or a fault elsewhere already failed us).
+  if (c.status == WcStatus::kWrFlushErr) return Closed("connection lost: queue pair in error state: " + m);
+  return IoError(std::move(m));
+}
 
 VerbsConnection::VerbsConnection(std::shared_ptr<TransportContext> ctx, Role role, std::string peer,
                                  std::unique_ptr<QueuePair> qp, VerbsShard* shard)
@@ -50,7 +77,7 @@ Status VerbsConnection::Init() {
   recv_slots_.reserve(slots);
   for (uint32_t i = 0; i < slots; ++i) {
     recv_slots_.push_back(std::move(*recv_pool_->TryAcquire()));
-    if (Status s = qp_->PostRecv(WrId(WrKind::kRecv, i), recv_slots_[i].data(), recv_lkey_); !s.ok()) return s;
+    if (Status s = PostSlot(i); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -90,25 +117,26 @@ void VerbsConnection::PumpLocked() {
     std::byte* buf = ctrl_mem_.get() + size_t{slot} * kCtrlSlotSize;
     std::memcpy(buf, f.ctrl_header.data(), wire::kHeaderSize);
     std::memcpy(buf + wire::kHeaderSize, f.ctrl_payload.data(), f.ctrl_payload.size());
-    if (Status s = qp_->PostSend(WrId(WrKind::kCtrl, slot), {buf, f.size}, ctrl_lkey_); !s.ok()) {
-      FailLocked(s);
+    const uint64_t wr_id = WrId(WrKind::kCtrl, slot);
+    if (Status s = qp_->PostSend(wr_id, {buf, f.size}, ctrl_lkey_); !s.ok()) {
+      FailLocked(IoError(s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
       return;
     }
     free_ctrl_slots_.pop_back();
-    posted_.push_back({WrKind::kCtrl, slot});
+    posted_.push_back({wr_id, slot});
     ++ctrl_posted_;
   }
   while (msgs_posted_ < admitted_ && !posted_.full()) {
     OutFrame& f = msgs_[msgs_posted_];
-    Status s = f.kind == OutFrame::Kind::kBulk
-                   ? qp_->PostWriteImm(WrId(WrKind::kMsg, 0), {f.region, f.size}, stage_lkey_, peer_ring_addr_ + f.aux,
-                                       peer_rkey_, f.aux)
-                   : qp_->PostSend(WrId(WrKind::kMsg, 0), {f.region, f.size}, arena_lkey_);
+    const bool bulk = f.kind == OutFrame::Kind::kBulk;
+    const uint64_t wr_id = WrId(bulk ? WrKind::kBulk : WrKind::kData, f.sequence);
+    Status s = bulk ? qp_->PostWriteImm(wr_id, {f.region, f.size}, stage_lkey_, peer_ring_addr_ + f.aux, peer_rkey_, f.aux)
+                    : qp_->PostSend(wr_id, {f.region, f.size}, arena_lkey_);
     if (!s.ok()) {
-      FailLocked(s);
+      FailLocked(IoError(s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
       return;
     }
-    posted_.push_back({WrKind::kMsg, 0});
+    posted_.push_back({wr_id, 0});
     ++msgs_posted_;
   }
 }
@@ -118,7 +146,10 @@ void VerbsConnection::ShutdownLinkLocked() {
   ctrl_posted_ = msgs_posted_ = 0;
   if (finalize_posted_) return;
   finalize_posted_ = true;
-  qp_->Disconnect();
+  // The connection's fate is decided; a failing rdma_disconnect is only
+  // worth a line (the peer then learns from its keepalive).
+  if (Status s = qp_->Disconnect(); !s.ok())
+    context().Log(LogLevel::kWarning, "verbs connection to/from " + peer_address() + ": " + s.ToString());
   auto self = std::static_pointer_cast<VerbsConnection>(shared_from_this());
   shard_->loop().Post([self] { self->Finalize(); });
 }
@@ -151,19 +182,23 @@ bool VerbsConnection::PollOnce() {
   Completion batch[32];
   bool any = false;
   for (;;) {
-    const int n = qp_->Poll(batch, 32);
-    if (n <= 0) return any;
+    Result<int> n = qp_->Poll(batch, 32);
+    if (!n.ok()) {
+      Fail(n.status());
+      return any;
+    }
+    if (*n == 0) return any;
     any = true;
-    for (int i = 0; i < n; ++i) HandleCompletion(batch[i]);
+    for (int i = 0; i < *n; ++i) HandleCompletion(batch[i]);
   }
 }
 
 void VerbsConnection::HandleCompletion(const Completion& c) {
-  const auto kind = static_cast<WrKind>(c.wr_id >> 56);
+  const WrKind kind = KindOf(c.wr_id);
   const auto index = static_cast<uint32_t>(c.wr_id & 0xFFFFFFFF);
   if (kind == WrKind::kRecv) {
-    if (!c.ok) {
-      Fail(Closed(std::string("connection lost: receive completed with error: ") + c.status_text));
+    if (!c.ok()) {
+      Fail(CompletionError(c));
       return;
     }
     HandleReceive(c, index);
@@ -171,14 +206,23 @@ void VerbsConnection::HandleCompletion(const Completion& c) {
   }
   std::unique_lock lock(mu_);
   if (link_down_) return;  // flushed after we failed; nothing to complete
-  if (!c.ok) {
-    FailLocked(IoError(std::string(kind == WrKind::kCtrl ? "ibv_post_send" : "ibv_post_send(data)") +
-                       " work request failed: " + c.status_text));
+  if (!c.ok()) {
+    FailLocked(CompletionError(c));
+    RunCompletions(lock);
+    return;
+  }
+  if (posted_.empty() || posted_.front().wr_id != c.wr_id) {
+    // RC completes a send queue in posting order; anything else means the
+    // engine's bookkeeping (or the NIC) is broken: stop before freeing the
+    // wrong buffer.
+    FailLocked(IoError("send completion for wr_id " + Hex(c.wr_id) + " (" + DescribeWr(c.wr_id) + ") while " +
+                       (posted_.empty() ? std::string("nothing was outstanding")
+                                        : "wr_id " + Hex(posted_.front().wr_id) + " was posted before it")));
     RunCompletions(lock);
     return;
   }
   const Posted p = posted_.pop_front();
-  if (p.kind == WrKind::kCtrl) {
+  if (kind == WrKind::kCtrl) {
     free_ctrl_slots_.push_back(p.ctrl_slot);
     --ctrl_posted_;
     CompleteControlLocked();

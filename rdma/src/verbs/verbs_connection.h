@@ -9,21 +9,42 @@
 //   - the bulk ring (remote-writable; its address and rkey go into the
 //     handshake) and the bulk staging ring (registered at handshake).
 //
+// Buffer ownership (the verbs contract, enforced by the fake NIC's
+// poisoning): a posted buffer belongs to the NIC until its completion is
+// polled. Send arena frames and control slots are freed on their own
+// completion; a BULK frame's staging region (also where it lands in the
+// peer's ring) only once the WRITE completed here AND the peer released the
+// frame, whichever comes last (the release may arrive first: nothing
+// orders our send completions against the peer's CREDIT frames). Receive
+// slots are read only after their completion and reposted only when the
+// message is released.
+//
 // Sending (PumpLocked, under the core mutex, any thread): control frames,
 // then admitted messages, are posted in order while the send queue has
 // room: DATA as SEND, BULK as RDMA_WRITE_WITH_IMM to peer_ring + aux with
-// imm = aux. Send completions come back in posting order (posted_ FIFO) and
-// complete the matching frame.
+// imm = aux. Send completions come back in posting order (posted_ FIFO,
+// checked by wr_id) and complete the matching frame.
+//
+// wr_id: kind in the top byte (RECV, control SEND, DATA SEND, BULK WRITE),
+// the receive/control slot or the frame's sequence number below, so every
+// error names the request it hit (DescribeWr).
 //
 // Receiving (I/O thread): a RECV completion carries one frame in its slot;
 // a RECV_RDMA_WITH_IMM completion says a BULK frame sits in our ring at
 // offset imm. Both are validated (frame_codec) before the core sees them.
-// Completion errors and CM disconnects fail the connection; the I/O thread
-// finalizes it.
+//
+// Errors: a failing verb fails the connection with its name and errno; a
+// failed completion with its status, wr_id and operation ("completion error
+// IBV_WC_RETRY_EXC_ERR (...) on wr_id 0x... (SEND of DATA frame 7)"),
+// kClosed for IBV_WC_WR_FLUSH_ERR (the QP went to error: the link is gone)
+// and kIoError for the rest; an ibv_poll_cq failure likewise. CM
+// disconnects fail it from the CM thread. The I/O thread finalizes it.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "connection_core.h"
@@ -39,6 +60,10 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
  public:
   static constexpr uint32_t kControlReserve = 64;  // receives kept for credit-free frames
   static constexpr uint32_t kSendQueueDepth = 256;
+  // Receive queue depth for these options (every slot is posted at Init).
+  static uint32_t RecvQueueDepth(const TransportOptions& o) {
+    return std::max<uint32_t>(o.receive_credits, 1) + kControlReserve;
+  }
 
   VerbsConnection(std::shared_ptr<TransportContext> ctx, Role role, std::string peer,
                   std::unique_ptr<QueuePair> qp, VerbsShard* shard);
@@ -62,8 +87,12 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
   void OnDataReleasedLocked(uint64_t token) override;
 
  private:
-  enum class WrKind : uint8_t { kRecv = 1, kCtrl = 2, kMsg = 3 };
+  enum class WrKind : uint8_t { kRecv = 1, kCtrl = 2, kData = 3, kBulk = 4 };
   static uint64_t WrId(WrKind kind, uint32_t index) { return (uint64_t{static_cast<uint8_t>(kind)} << 56) | index; }
+  static WrKind KindOf(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
+  // "SEND of DATA frame 7", "RECV into slot 3", ...
+  static std::string DescribeWr(uint64_t wr_id);
+  static Status CompletionError(const Completion& c);
   void HandleCompletion(const Completion& c);
   void HandleReceive(const Completion& c, uint32_t slot);
   Status PostSlot(uint32_t slot);
@@ -85,7 +114,7 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
 
   // Posting state (core mutex).
   struct Posted {
-    WrKind kind;
+    uint64_t wr_id;
     uint32_t ctrl_slot;
   };
   FixedQueue<Posted> posted_;
