@@ -1,9 +1,35 @@
 // Small pieces: ring allocation, in-order release, buffer pool, addresses.
+#include <thread>
+
 #include "ring_allocator.h"
 #include "test_support.h"
+#include "verbs/verbs_connection.h"
 
 namespace strata::rdma::test {
 namespace {
+
+// The verbs backend picks a shard for each new connection from the CM
+// thread (accepted connections) and from Connect callers at once: no pick
+// may be lost or doubled.
+TEST(ShardPicker, ConcurrentPicksStayRoundRobin) {
+  constexpr int kThreads = 4, kPicks = 2000000, kShards = 4;
+  ShardPicker picker(kShards);
+  std::vector<std::array<int, kShards>> counts(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      counts[t].fill(0);
+      for (int i = 0; i < kPicks; ++i) ++counts[t][picker.Next()];
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int s = 0; s < kShards; ++s) {
+    int total = 0;
+    for (int t = 0; t < kThreads; ++t) total += counts[t][s];
+    EXPECT_EQ(total, kThreads * kPicks / kShards) << "shard " << s;
+  }
+  EXPECT_EQ(picker.Next(), 0u) << "picks were lost";
+}
 
 TEST(RingAllocator, AllocatesFifoAndWrapsWithPadding) {
   RingAllocator ring(1024, 64, 16);

@@ -77,7 +77,10 @@ struct VerbsListenerState {
 
 class VerbsBackend final : public detail::Backend, public IoHandler {
  public:
-  explicit VerbsBackend(std::shared_ptr<TransportContext> ctx) : ctx_(std::move(ctx)), cm_loop_(ctx_->TickInterval(), {}) {}
+  explicit VerbsBackend(std::shared_ptr<TransportContext> ctx)
+      : ctx_(std::move(ctx)),
+        cm_loop_(ctx_->TickInterval(), {}),
+        shard_picker_(std::max<uint32_t>(ctx_->options.io_threads, 1)) {}  // Init starts that many shards
 
   Status Init() {
     channel_ = rdma_create_event_channel();
@@ -133,7 +136,8 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
   }
 
  private:
-  VerbsShard* NextShard() { return shards_[next_shard_++ % shards_.size()].get(); }
+  // CM thread and Connect callers concurrently (ShardPicker is atomic).
+  VerbsShard* NextShard() { return shards_[shard_picker_.Next()].get(); }
 
   Result<std::shared_ptr<VerbsConnection>> MakeConnection(rdma_cm_id* id, Role role, std::string peer) {
     const auto& o = ctx_->options;
@@ -222,12 +226,11 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
   EventLoop cm_loop_;
   rdma_event_channel* channel_ = nullptr;
   std::vector<std::unique_ptr<VerbsShard>> shards_;
-  uint32_t next_shard_ = 0;
+  ShardPicker shard_picker_;
   std::unordered_map<rdma_cm_id*, VerbsListenerState*> listeners_;  // CM thread
   std::mutex mu_;
   std::unordered_map<rdma_cm_id*, std::weak_ptr<VerbsConnection>> by_id_;
   std::unordered_map<rdma_cm_id*, std::shared_ptr<VerbsConnection>> pending_;  // accepted, not established
-  std::mutex connect_mu_;  // NextShard from Connect callers
   friend class VerbsListener;
 };
 
@@ -306,7 +309,6 @@ Result<std::shared_ptr<Connection>> VerbsBackend::Connect(const Endpoint& ep, Co
     s = CmError("rdma_resolve_route");
   } else if (s = WaitCmEvent(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, "rdma_resolve_route", deadline); !s.ok()) {
   } else {
-    std::lock_guard lock(connect_mu_);
     auto made = MakeConnection(id, Role::kClient, ep.host + ":" + port);
     if (!made.ok()) {
       s = made.status();

@@ -42,6 +42,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +125,21 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
   bool link_down_ = false;
   bool finalize_posted_ = false;
   std::function<void()> on_finalized_;
+};
+
+// Round-robin choice of the shard (I/O thread) for a new connection.
+// Thread-safe: the verbs backend picks from its CM thread (accepted
+// connections) and from Connect callers at the same time, so the cursor is
+// an atomic counter rather than state owned by one thread (Connect would
+// otherwise have to hop to the CM thread just to pick).
+class ShardPicker {
+ public:
+  explicit ShardPicker(size_t shards = 1) : shards_(shards) {}
+  size_t Next() { return next_.fetch_add(1, std::memory_order_relaxed) % shards_; }
+
+ private:
+  size_t shards_;
+  std::atomic<uint64_t> next_{0};
 };
 
 // One I/O thread for verbs connections: completion channel fds in epoll,
