@@ -4,6 +4,7 @@
 #include "backend.h"
 #include "tcp/tcp_backend.h"
 #include "transport_context.h"
+#include "transport_internal.h"
 #include "verbs/verbs_backend.h"
 #include "verbs/verbs_device.h"
 
@@ -34,28 +35,62 @@ Transport::~Transport() {
 }
 
 Result<std::unique_ptr<Transport>> Transport::Create(TransportOptions options) {
+  return detail::TransportFactory::Create(std::move(options), {});
+}
+
+Result<std::unique_ptr<Transport>> detail::TransportFactory::Create(TransportOptions options, TransportHooks hooks) {
+  if (!hooks.device_count) hooks.device_count = RdmaDeviceCount;
+  if (!hooks.create_verbs) hooks.create_verbs = CreateVerbsBackend;
   if (Status s = ValidateOptions(options); !s.ok()) return s;
   std::unique_ptr<Transport> t(new Transport(options));
   auto ctx = std::make_shared<TransportContext>(std::move(options));
   auto tcp = TcpBackend::Create(ctx);
   if (!tcp.ok()) return tcp.status();
   t->tcp_ = std::move(tcp).value();
-  if (RdmaDeviceCount() > 0) {
-    auto verbs = CreateVerbsBackend(ctx);
+  t->ctx_ = ctx;
+  if (hooks.device_count() > 0) {
+    auto verbs = hooks.create_verbs(ctx);
     if (verbs.ok()) {
       t->verbs_ = std::move(verbs).value();
     } else {
-      ctx->Log(LogLevel::kWarning, "RDMA device present but the verbs backend failed to start: " + verbs.status().ToString());
+      t->verbs_failed_ = verbs.status();
+      t->NoteFallback(": an RDMA device is present but the verbs backend failed to start: " + verbs.status().ToString());
     }
   }
   return t;
 }
+
+void Transport::NoteFallback(const std::string& what) {
+  const bool first = !fallback_logged_.exchange(true);
+  ctx_->Log(first ? LogLevel::kWarning : LogLevel::kDebug,
+            "auto:// falls back to TCP" + what + (first ? " (further fallbacks are logged at debug level)" : ""));
+}
+
+namespace {
+// auto:// with both backends: accepts over verbs and over TCP on one port.
+class DualListener final : public Listener {
+ public:
+  DualListener(std::unique_ptr<Listener> verbs, std::unique_ptr<Listener> tcp)
+      : verbs_(std::move(verbs)), tcp_(std::move(tcp)) {}
+  Endpoint endpoint() const override {
+    Endpoint ep = tcp_->endpoint();
+    ep.scheme = Scheme::kAuto;
+    return ep;
+  }
+
+ private:
+  std::unique_ptr<Listener> verbs_;
+  std::unique_ptr<Listener> tcp_;
+};
+}  // namespace
 
 Result<detail::Backend*> Transport::BackendFor(Scheme scheme) {
   switch (scheme) {
     case Scheme::kTcp:
       return tcp_.get();
     case Scheme::kRdma:
+      if (!verbs_ && !verbs_failed_.ok())
+        return Unavailable("rdma:// requested but the verbs backend failed to start: " + verbs_failed_.ToString());
       if (!verbs_) return Unavailable("rdma:// requested but no usable RDMA device (ibv_get_device_list found none)");
       return verbs_.get();
     case Scheme::kAuto:
@@ -67,6 +102,19 @@ Result<detail::Backend*> Transport::BackendFor(Scheme scheme) {
 Result<std::unique_ptr<Listener>> Transport::Listen(std::string_view address, AcceptHandler on_accept) {
   auto ep = Endpoint::Parse(address);
   if (!ep.ok()) return ep.status();
+  if (ep->scheme == Scheme::kAuto && verbs_) {
+    auto tcp = tcp_->Listen(ep.value(), on_accept);
+    if (!tcp.ok()) return tcp.status();
+    Endpoint same_port = ep.value();
+    same_port.port = tcp.value()->endpoint().port;
+    auto verbs = verbs_->Listen(same_port, std::move(on_accept));
+    if (!verbs.ok()) {
+      NoteFallback(" for the listener on " + same_port.ToString() + " (TCP only): an RDMA device is present but verbs setup failed: " +
+                   verbs.status().ToString());
+      return tcp;
+    }
+    return std::unique_ptr<Listener>(new DualListener(std::move(verbs).value(), std::move(tcp).value()));
+  }
   auto backend = BackendFor(ep->scheme);
   if (!backend.ok()) return backend.status();
   return backend.value()->Listen(ep.value(), std::move(on_accept));
@@ -75,6 +123,13 @@ Result<std::unique_ptr<Listener>> Transport::Listen(std::string_view address, Ac
 Result<std::shared_ptr<Connection>> Transport::Connect(std::string_view address, ConnectionHandlers handlers) {
   auto ep = Endpoint::Parse(address);
   if (!ep.ok()) return ep.status();
+  if (ep->scheme == Scheme::kAuto && verbs_) {
+    detail::ConnectReport report;
+    auto c = verbs_->Connect(ep.value(), handlers, &report);
+    if (c.ok() || report.link_established) return c;
+    NoteFallback(" for " + ep->ToString() + ": an RDMA device is present but verbs setup failed: " + c.status().ToString());
+    return tcp_->Connect(ep.value(), std::move(handlers));
+  }
   auto backend = BackendFor(ep->scheme);
   if (!backend.ok()) return backend.status();
   return backend.value()->Connect(ep.value(), std::move(handlers));

@@ -223,7 +223,8 @@ Result<std::unique_ptr<Listener>> TcpBackend::Listen(const Endpoint& ep, AcceptH
   return std::unique_ptr<Listener>(new TcpListener(std::move(state)));
 }
 
-Result<std::shared_ptr<Connection>> TcpBackend::Connect(const Endpoint& ep, ConnectionHandlers handlers) {
+Result<std::shared_ptr<Connection>> TcpBackend::Connect(const Endpoint& ep, ConnectionHandlers handlers,
+                                                        detail::ConnectReport* /*report*/) {
   const auto deadline = Clock::now() + ctx_->options.connect_timeout;
   addrinfo* list = nullptr;
   if (Status s = Resolve(ep, /*passive=*/false, &list); !s.ok()) return s;

@@ -41,7 +41,8 @@ class TcpBackend final : public detail::Backend {
   ~TcpBackend() override;
 
   Result<std::unique_ptr<Listener>> Listen(const Endpoint& ep, AcceptHandler on_accept) override;
-  Result<std::shared_ptr<Connection>> Connect(const Endpoint& ep, ConnectionHandlers handlers) override;
+  Result<std::shared_ptr<Connection>> Connect(const Endpoint& ep, ConnectionHandlers handlers,
+                                              detail::ConnectReport* report = nullptr) override;
 
   TcpShard* NextShard();
 

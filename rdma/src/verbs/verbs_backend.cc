@@ -24,6 +24,7 @@
 
 #include "verbs/ibv_queue_pair.h"
 #include "verbs/verbs_connection.h"
+#include "verbs/verbs_status.h"
 
 namespace strata::rdma {
 namespace {
@@ -37,7 +38,11 @@ rdma_conn_param ConnParam() {
   return p;
 }
 
-Status CmError(const char* call) { return ErrnoStatus(call, errno); }
+// "<call> failed: ENODEV (No such device)", with ErrnoStatus's code.
+Status CmError(const char* call) {
+  const int err = errno;
+  return Status(ErrnoStatus(call, err).code(), VerbError(call, err).message());
+}
 
 std::string PeerName(rdma_cm_id* id) {
   const sockaddr* sa = rdma_get_peer_addr(id);
@@ -110,13 +115,22 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
   }
 
   Result<std::unique_ptr<Listener>> Listen(const Endpoint& ep, AcceptHandler on_accept) override;
-  Result<std::shared_ptr<Connection>> Connect(const Endpoint& ep, ConnectionHandlers handlers) override;
+  Result<std::shared_ptr<Connection>> Connect(const Endpoint& ep, ConnectionHandlers handlers,
+                                              detail::ConnectReport* report = nullptr) override;
 
   // CM thread: drain the shared event channel.
   void OnIoEvent(uint32_t) override {
     for (;;) {
       rdma_cm_event* ev = nullptr;
-      if (rdma_get_cm_event(channel_, &ev) != 0) return;  // EAGAIN: drained
+      if (rdma_get_cm_event(channel_, &ev) != 0) {
+        // EAGAIN: drained. Anything else leaves CM events (disconnects,
+        // connect requests) unread: say so, once.
+        if (errno != EAGAIN && !cm_error_logged_) {
+          cm_error_logged_ = true;
+          ctx_->Log(LogLevel::kError, CmError("rdma_get_cm_event").ToString());
+        }
+        return;
+      }
       std::shared_ptr<VerbsConnection> hold;  // released only after the ack
       rdma_cm_id* destroy = nullptr;          // rdma_destroy_id waits for acks
       HandleCmEvent(ev, hold, destroy);
@@ -212,7 +226,8 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
         if (hold) {
           const Status why = ev->event == RDMA_CM_EVENT_DISCONNECTED
                                  ? Closed("connection lost: peer disconnected (RDMA_CM_EVENT_DISCONNECTED)")
-                                 : IoError(std::string("rdma_cm reported ") + rdma_event_str(ev->event));
+                                 : IoError(std::string("rdma_cm reported ") + rdma_event_str(ev->event) + " (status " +
+                                           std::to_string(ev->status) + ")");
           hold->Fail(why);
         }
         return;
@@ -227,6 +242,7 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
   rdma_event_channel* channel_ = nullptr;
   std::vector<std::unique_ptr<VerbsShard>> shards_;
   ShardPicker shard_picker_;
+  bool cm_error_logged_ = false;  // CM thread
   std::unordered_map<rdma_cm_id*, VerbsListenerState*> listeners_;  // CM thread
   std::mutex mu_;
   std::unordered_map<rdma_cm_id*, std::weak_ptr<VerbsConnection>> by_id_;
@@ -282,7 +298,8 @@ Result<std::unique_ptr<Listener>> VerbsBackend::Listen(const Endpoint& ep, Accep
   return std::unique_ptr<Listener>(new VerbsListener(this, std::move(state)));
 }
 
-Result<std::shared_ptr<Connection>> VerbsBackend::Connect(const Endpoint& ep, ConnectionHandlers handlers) {
+Result<std::shared_ptr<Connection>> VerbsBackend::Connect(const Endpoint& ep, ConnectionHandlers handlers,
+                                                          detail::ConnectReport* report) {
   const auto deadline = Clock::now() + ctx_->options.connect_timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -323,6 +340,9 @@ Result<std::shared_ptr<Connection>> VerbsBackend::Connect(const Endpoint& ep, Co
     rdma_conn_param param = ConnParam();
     if (rdma_connect(cm_id, &param) != 0) s = CmError("rdma_connect");
     else s = WaitCmEvent(ch, RDMA_CM_EVENT_ESTABLISHED, "rdma_connect", deadline);
+    // The peer answered over RDMA: whatever fails from here on is not a
+    // setup failure auto:// could get around by using TCP.
+    if (s.ok() && report != nullptr) report->link_established = true;
     // From now on the shared CM thread sees this id's events (disconnects).
     if (s.ok() && rdma_migrate_id(cm_id, channel_) != 0) s = CmError("rdma_migrate_id");
   }

@@ -1,7 +1,8 @@
 // Endpoint: a parsed transport address, "scheme://host:port".
 //
 // scheme is rdma (verbs backend, fails if no device), tcp (TCP backend) or
-// auto (verbs when an RDMA device is present, TCP otherwise). host is an IPv4
+// auto (verbs when an RDMA device is present and verbs setup works, TCP
+// otherwise: see Transport for the fallback). host is an IPv4
 // literal, a host name, or an IPv6 literal in brackets. Port 0 on Listen
 // means "pick a free port"; Listener::endpoint() reports the chosen one.
 #pragma once

@@ -6,6 +6,16 @@
 //   auto c = t.value()->Connect("auto://10.0.0.5:7000", handlers);
 //   c.value()->Send(bytes, on_done);
 //
+// auto:// tries verbs when an RDMA device is present and falls back to TCP
+// when verbs setup fails there: the verbs backend does not start, a verbs
+// listener cannot be set up (Listen then listens on TCP only), or a Connect
+// fails before its RDMA link is up (address/route resolution, queue pair,
+// rdma_connect rejected: the peer may listen on TCP only). A failure after
+// the link came up (handshake, authentication) is returned as is. With both
+// backends usable, an auto:// Listen listens on verbs and on TCP (same
+// port), so peers without RDMA reach it too. The first fallback is logged
+// once as a warning with its reason; later ones at debug level.
+//
 // Thread-safety: Listen and Connect may be called from any thread. Connect
 // blocks the caller until the handshake succeeds, fails, or connect_timeout
 // passes. The destructor closes every listener and connection (on_close gets
@@ -13,7 +23,9 @@
 // inside one of its callbacks.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "strata/rdma/connection.h"
@@ -35,7 +47,12 @@ class Listener {
   virtual Endpoint endpoint() const = 0;
 };
 
-namespace detail { class Backend; }
+struct TransportContext;
+
+namespace detail {
+class Backend;
+struct TransportFactory;  // src/transport_internal.h (tests replace the device probe)
+}
 
 class Transport {
  public:
@@ -51,12 +68,18 @@ class Transport {
   static bool RdmaDeviceAvailable();
 
  private:
+  friend struct detail::TransportFactory;
   explicit Transport(TransportOptions options);
   Result<detail::Backend*> BackendFor(Scheme scheme);
+  // Logs an auto:// fallback to TCP: the first at kWarning, later ones at kDebug.
+  void NoteFallback(const std::string& what);
 
   TransportOptions options_;
+  std::shared_ptr<TransportContext> ctx_;
   std::unique_ptr<detail::Backend> tcp_;
   std::unique_ptr<detail::Backend> verbs_;
+  Status verbs_failed_;  // why verbs_ is null although a device is present
+  std::atomic<bool> fallback_logged_{false};
 };
 
 }  // namespace strata::rdma
