@@ -54,6 +54,7 @@
 // QueuePair may outlive the FakeNic that made it (the fabric is shared).
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -79,7 +80,7 @@ struct FakeFault {
   int pair = -1;            // CreatePair's index, -1: every pair
   uint64_t nth = 0;         // fire at exactly the nth matching event (1-based) ...
   double probability = 0;   // ... or, when nth == 0, at each with this probability
-  int error = 12;           // posts: the errno returned (ENOMEM)
+  int error = ENOMEM;       // posts: the errno returned
 };
 
 struct FakeNicOptions {
