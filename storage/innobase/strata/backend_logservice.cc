@@ -34,6 +34,11 @@
 //   2. the writer reopens with seal_at = B: a new epoch, every node cuts at B;
 //   3. PutTail(B) as usual; once it is durable (truncate(), called by
 //      start_writer after wait_durable) the pending tail is dropped again.
+// The cut is bounded: only the last write can have been torn, so a recovery
+// that ends more than max_rewind_bytes (the log buffer) before the stored end
+// means the scan stopped for another reason (a damaged block, a bug), and
+// cutting there would destroy redo a quorum acknowledged on every replica.
+// That start is refused, naming both LSNs; nothing is written.
 // A crash after 1 leaves the stream as it was: recovery stops at the same
 // LSN and the rewind runs again. A crash after 2 leaves the stream ending at
 // B with nothing there: read() then serves block B from the pending tail, so
@@ -337,6 +342,16 @@ class LogServiceBackend final : public Backend {
 
   // Steps 1 and 2 of the rewind (top of the file).
   Status rewind(std::uint64_t block_lsn, const void *block, std::uint64_t data_end) {
+    const std::uint64_t stored_end = std::max(writer_->sealed_end(), writer_->stream_end());
+    if (stored_end > data_end && stored_end - data_end > cfg_.max_rewind_bytes)
+      return Status(Code::kInvalid,
+                    "recovery ended at LSN " + std::to_string(data_end) + " but the log service holds redo up to LSN " +
+                        std::to_string(stored_end) + ": cutting " + std::to_string(stored_end - data_end) +
+                        " bytes is more than one log write can leave torn (innodb_log_buffer_size = " +
+                        std::to_string(cfg_.max_rewind_bytes) +
+                        "), so the redo after LSN " + std::to_string(data_end) +
+                        " may hold acknowledged commits; refusing to start rather than cut it. If the log "
+                        "buffer was larger before the crash, start with that innodb_log_buffer_size");
     std::string p;
     put64(&p, block_lsn);
     put64(&p, data_end);

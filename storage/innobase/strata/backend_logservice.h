@@ -21,6 +21,12 @@ struct LogServiceConfig {
   std::string cluster_id;
   std::string secret;              // never logged
   std::uint64_t max_inflight_bytes = 64ull << 20;
+  // The most a rewind after a crash may cut from the stored stream's end:
+  // the largest write the log writer can have had in flight, which is its
+  // log buffer (innodb_log_buffer_size; InnoDB grows the buffer for a larger
+  // mini-transaction, so a server that did must start with it as large).
+  // A recovery that ends further back is refused, never cut to.
+  std::uint64_t max_rewind_bytes = 16ull << 20;
   std::function<unsigned()> stall_timeout_seconds = [] { return 0u; };  // read live
   std::function<void(std::string_view)> log;  // thread-safe
 };

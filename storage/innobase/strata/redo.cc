@@ -208,6 +208,7 @@ std::unique_ptr<Backend> make_backend() {
   cfg.cluster_id = cluster_id();
   cfg.secret = g_secret;
   cfg.max_inflight_bytes = cfg_max_inflight;
+  cfg.max_rewind_bytes = srv_log_buffer_size;
   cfg.stall_timeout_seconds = [] { return cfg_stall_timeout; };
   /* The client's events (node down, sealed, fenced, recovery) are rare and
   worth having in the error log next to InnoDB's own messages. */

@@ -30,8 +30,9 @@ class LogServiceBackendTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(cluster_.StartAll()); }
 
-  std::unique_ptr<Backend> backend(std::string secret = "") {
+  std::unique_ptr<Backend> backend(std::string secret = "", std::uint64_t max_rewind_bytes = 16ull << 20) {
     LogServiceConfig cfg;
+    cfg.max_rewind_bytes = max_rewind_bytes;
     for (const auto &a : cluster_.addresses()) cfg.nodes.push_back(a);
     cfg.transport = 1;
     cfg.write_quorum = 2;
@@ -134,6 +135,45 @@ TEST_F(LogServiceBackendTest, RecoveryInsideCompleteBlocksRewinds) {
   ASSERT_EQ(got, 2 * kBlockSize);
   EXPECT_EQ(buf[100], 0xAB);
   EXPECT_EQ(buf[kBlockSize + 100], 0xCD);
+}
+
+// A recovery that ends further back than one log write can have torn is
+// refused with both LSNs, and nothing is cut: the whole stream is still there
+// for the next start (before the bound, the rewind cut it on every node).
+TEST_F(LogServiceBackendTest, RewindBeyondOneLogWriteIsRefused) {
+  const std::uint64_t base = 8192;
+  {
+    auto b = backend();
+    WriterInfo w;
+    ASSERT_TRUE(b->acquire_writer(&w).ok());
+    ASSERT_TRUE(b->write_checkpoint(base + 12, "meta").ok());
+    const auto full = blocks(base, 8, 0xAB);
+    ASSERT_TRUE(b->append(base, full.data(), full.size()).ok());
+    ASSERT_TRUE(b->wait_durable(base + 8 * kBlockSize).ok());
+  }
+  const std::uint64_t block = base + kBlockSize, recovered = block + 100, end = base + 8 * kBlockSize;
+  {
+    auto b = backend("", 2 * kBlockSize);
+    Checkpoint c;
+    ASSERT_TRUE(b->read_checkpoint(&c).ok());
+    WriterInfo w;
+    ASSERT_TRUE(b->acquire_writer(&w).ok());
+    const auto trimmed = blocks(block, 1, 0xCD);
+    const Status s = b->put_tail(block, trimmed.data(), recovered);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("recovery ended at LSN " + std::to_string(recovered)), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("up to LSN " + std::to_string(end)), std::string::npos) << s.message();
+  }
+  auto b = backend();
+  WriterInfo w;
+  ASSERT_TRUE(b->acquire_writer(&w).ok());
+  EXPECT_EQ(w.log_end, end);
+  std::vector<unsigned char> buf(8 * kBlockSize);
+  std::size_t got = 0;
+  ASSERT_TRUE(b->read(base, buf.data(), buf.size(), &got).ok());
+  ASSERT_EQ(got, 8 * kBlockSize);
+  EXPECT_EQ(buf[kBlockSize + 100], 0xAB);
+  EXPECT_EQ(buf[7 * kBlockSize + 100], 0xAB);
 }
 
 // release() frees the nodes' redo below the checkpoint, in the background.
