@@ -31,11 +31,15 @@ import sys
 from dataclasses import dataclass, field
 
 # "[ 42%] suite.name 'combination'   w2 [ retry-pass ]   1234"
-# (progress, combination and worker are optional; the rest of the line is the
-# time for a pass, mtr's reason for a skip, a message for a failure).
+# (progress, combination and worker are optional, and mtr may put a worker
+# name or a timestamp first; the rest of the line is the time for a pass,
+# mtr's reason for a skip, a message for a failure). mtr's statuses
+# (lib/mtr_report.pm): pass, opt-pass, fail, skipped, disabled, with
+# "retry-" on a retried attempt and "noskip-" on a failure of a test that
+# --no-skip made run.
 RESULT_LINE = re.compile(
-    r"^(?:\[\s*\d+%\]\s+)?(?P<name>[\w-]+\.[\w-]+)(?:\s+'(?P<combo>[^']*)')?\s+"
-    r"(?:w\d+\s+)?\[\s*(?P<status>pass|fail|skipped|disabled|retry-pass|retry-fail)\s*\]\s*(?P<rest>.*)$")
+    r"(?:^|\s|\])(?P<name>[\w-]+\.[\w-]+)(?:\s+'(?P<combo>[^']*)')?\s+(?:w\d+\s+)?"
+    r"\[\s*(?:noskip-)?(?P<status>(?:retry-)?(?:pass|opt-pass|fail)|skipped|disabled)\s*\]\s*(?P<rest>.*)$")
 
 
 @dataclass
@@ -67,12 +71,12 @@ def parse_log(text):
     """{test name (with 'combination' if any): Outcome} in the order mtr reported them."""
     outcomes = {}
     for line in text.splitlines():
-        m = RESULT_LINE.match(line.strip())
+        m = RESULT_LINE.search(line.strip())
         if not m:
             continue
         name = m["name"] + (f" '{m['combo']}'" if m["combo"] else "")
         outcome = outcomes.setdefault(name, Outcome())
-        outcome.statuses.append(m["status"])
+        outcome.statuses.append(m["status"].replace("opt-pass", "pass"))
         if m["status"] in ("skipped", "disabled", "fail", "retry-fail") and m["rest"].strip():
             outcome.reason = m["rest"].strip()
     return outcomes

@@ -26,6 +26,8 @@ LOG = """\
 [ 58%] strata.redo                                  [ fail ]  Found warnings/errors in server log file!
 [ 58%] strata.redo                                  [ retry-pass ]   120
 [ 66%] rdma.device                              w1  [ skipped ]  no RDMA device
+worker[2] [ 70%] main.opt                       w2  [ opt-pass ]  12
+[ 75%] main.noskip                              w1  [ noskip-fail ]
 [100%] shutdown_report                              [ pass ]
 """
 
@@ -56,6 +58,9 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(outcomes["strata_sync.churn 'mix'"].statuses, ["fail", "retry-fail"])
         self.assertEqual(outcomes["strata_audit.syslog"].reason, "A system logger owns /dev/log")
         self.assertNotIn("shutdown_report", outcomes)
+        self.assertEqual(outcomes["main.opt"].statuses, ["pass"])
+        self.assertEqual(outcomes["main.noskip"].statuses, ["fail"])
+        self.assertNotIn("Retrying test main.select_all, attempt(2/2).", outcomes)
 
     def test_a_retry_pass_off_the_flaky_list_fails(self):
         rc, out = run(LOG)
@@ -85,7 +90,7 @@ class Verdicts(unittest.TestCase):
     def test_a_failing_combination_fails_the_test(self):
         rc, out = run(LOG)
         self.assertIn("failed: strata_sync.churn 'mix': timeout after 900 seconds", out)
-        self.assertIn("counts: 2 passed, 3 failed, 3 skipped", out)
+        self.assertIn("counts: 3 passed, 4 failed, 3 skipped", out)
 
     def test_a_test_that_never_reported_fails(self):
         rc, out = run("[ 50%] main.1st  [ pass ]  3\n", expected=["main.1st", "main.create"])
