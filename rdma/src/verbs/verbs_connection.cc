@@ -119,7 +119,7 @@ void VerbsConnection::PumpLocked() {
     std::memcpy(buf + wire::kHeaderSize, f.ctrl_payload.data(), f.ctrl_payload.size());
     const uint64_t wr_id = WrId(WrKind::kCtrl, slot);
     if (Status s = qp_->PostSend(wr_id, {buf, f.size}, ctrl_lkey_); !s.ok()) {
-      FailLocked(IoError(s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
+      FailLocked(Status(s.code(), s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
       return;
     }
     free_ctrl_slots_.pop_back();
@@ -133,7 +133,7 @@ void VerbsConnection::PumpLocked() {
     Status s = bulk ? qp_->PostWriteImm(wr_id, {f.region, f.size}, stage_lkey_, peer_ring_addr_ + f.aux, peer_rkey_, f.aux)
                     : qp_->PostSend(wr_id, {f.region, f.size}, arena_lkey_);
     if (!s.ok()) {
-      FailLocked(IoError(s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
+      FailLocked(Status(s.code(), s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
       return;
     }
     posted_.push_back({wr_id, 0});
@@ -166,7 +166,10 @@ void VerbsConnection::OnDataReleasedLocked(uint64_t token) {
 }
 
 Status VerbsConnection::PostSlot(uint32_t slot) {
-  return qp_->PostRecv(WrId(WrKind::kRecv, slot), recv_slots_[slot].data(), recv_lkey_);
+  const uint64_t wr_id = WrId(WrKind::kRecv, slot);
+  Status s = qp_->PostRecv(wr_id, recv_slots_[slot].data(), recv_lkey_);
+  if (!s.ok()) return Status(s.code(), s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")");
+  return s;
 }
 
 void VerbsConnection::Repost(uint32_t slot) {
