@@ -344,6 +344,16 @@ struct Node::Impl {
     }
     const bool newer = t.epoch > cur.epoch || (t.epoch == cur.epoch && (t.block_lsn > cur.block_lsn ||
                                                                          (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
+    if (newer && cur.valid() && t.block_lsn > cur.block_lsn && log->frontier().durable_lsn < cur.data_end) {
+      // A tail in a later block retires the one we hold, whose bytes the
+      // writer may already count as durable on our word. The blocks that
+      // carry them now reached us as appends just before this request (same
+      // connection, in order) and may still be only in the page cache: they
+      // must be on disk before the register stops holding those bytes, or a
+      // power loss in between keeps neither (found by the simulator).
+      Status s = log->Sync();
+      if (!s.ok()) return Fail(rep, s);
+    }
     if (newer) {
       Status s = SaveTail(*fs, opt.data_dir, t);
       if (!s.ok()) return Fail(rep, s);
