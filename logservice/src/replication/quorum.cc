@@ -48,7 +48,13 @@ Lsn QuorumFrontier(const std::vector<NodeAck>& nodes, std::size_t w, Lsn tail_bl
   for (const auto& n : nodes) {
     if (!n.sealed) continue;
     durable.push_back(n.durable);
-    tails.push_back(tail_end > tail_block && n.tail_block == tail_block ? std::min(n.tail_end, tail_end) : 0);
+    // A node vouches for the tail's bytes only if it also holds every block
+    // below it durably: its register may be the only copy it keeps of them
+    // and it will drop the register when a later tail arrives, keeping the
+    // bytes only in blocks that land after its gap-free end.
+    tails.push_back(tail_end > tail_block && n.tail_block == tail_block && n.durable >= tail_block
+                        ? std::min(n.tail_end, tail_end)
+                        : 0);
   }
   const Lsn b = KthHighest(durable, w);
   if (tail_end > tail_block && tail_block <= b) return std::max(b, KthHighest(tails, w));

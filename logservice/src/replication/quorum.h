@@ -32,8 +32,12 @@ struct NodeAck {
 
 // The writer's durable frontier: the W-th highest durable end among sealed
 // nodes (B), raised to the data end D of the current tail (block T) when
-// T <= B and W sealed nodes acknowledged a tail (T, >= D). Never above
-// stream_end (the bytes the writer has produced).
+// T <= B and W sealed nodes, each durable up to T itself, acknowledged a
+// tail (T, >= D). A node whose own blocks end below T (a gap it has not
+// filled yet) does not count for the tail: it drops the register when a
+// later tail arrives, and the blocks that then carry those bytes lie beyond
+// its gap-free end, where a seal may cut them. Never above stream_end (the
+// bytes the writer has produced).
 Lsn QuorumFrontier(const std::vector<NodeAck>& nodes, std::size_t w, Lsn tail_block, Lsn tail_end);
 
 // The epoch whose writer produced the byte at LSN end-1 of a stream sealed
