@@ -101,6 +101,12 @@ struct LogClient::Impl {
   std::map<Lsn, std::string> retained;  // chunks [start, start+size) above the frontier
   repl::TailImage tail;
   std::uint64_t tail_version = 0;
+  // False while Open has not yet brought W nodes up to the sealed end: the
+  // recovered tail is re-put only after that. A lagging node that took it
+  // earlier would overwrite its own tail register, which may be the only
+  // copy it has of acknowledged bytes it does not hold as blocks yet, while
+  // the blocks carrying them are durable on fewer than W nodes.
+  bool tail_ready = false;
   std::atomic<Lsn> frontier{0};
   bool fenced = false;
   std::string fence_reason;
@@ -333,7 +339,7 @@ struct LogClient::Impl {
       if (!s.ok()) return;  // busy or closed: maintenance retries
       nl.sent = it->first + it->second.size();
     }
-    if (tail.valid() && nl.tail_sent != tail_version) {
+    if (tail.valid() && nl.tail_sent != tail_version && tail_ready) {
       Frame f;
       f.type = MsgType::kTailReq;
       f.epoch = epoch;

@@ -134,6 +134,7 @@ ClientStatus LogClient::Impl::OpenCluster() {
     Lsn adv = 0;
     frontier = 0;
     RecomputeLocked(&adv);
+    tail_ready = true;
     for (std::size_t i = 0; i < n; ++i) PumpLocked(i);  // re-puts the recovered tail under our epoch
   }
   // 5. The recovered tail must be durable on W nodes under our epoch too.
