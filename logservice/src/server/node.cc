@@ -598,6 +598,12 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   if (!pages.ok()) return pages.status();
   n.pages = std::move(pages.value());
   n.ckpt = std::make_unique<CheckpointStore>(n.fs, n.opt.data_dir);
+  // node_meta, tail and checkpoint are replaced by rename; after a process
+  // crash between a rename and its directory fsync the new file is visible
+  // (page cache) but not durable. Make what we are about to load durable
+  // before acting on it: a promise served from it and then forgotten by a
+  // power loss would let an older writer through (found by the simulator).
+  STRATA_RETURN_IF_ERROR(n.fs->SyncDir(n.opt.data_dir));
   auto meta = LoadNodeMeta(*n.fs, n.opt.data_dir);
   if (meta.ok()) {
     n.meta = *meta;
