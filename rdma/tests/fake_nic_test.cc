@@ -299,10 +299,26 @@ TEST(FakeNicShared, ConnectionsSharingANicAndThreadsKeepTheirOwnOrder) {
   FakeNicOptions nic_opts;
   nic_opts.seed = FakeNicSeed(77);
   FakeNic nic(nic_opts);
-  const TransportOptions opts = TestOptions(&log);
+  // Not a liveness test: keepalives loose enough for slow (sanitizer) builds.
+  auto relaxed = [&log](uint64_t seed) {
+    TransportOptions o = TestOptions(&log, seed);
+    o.keepalive_interval = 1s;
+    o.keepalive_timeout = 30s;
+    return o;
+  };
+  const TransportOptions opts = relaxed(42);
   auto server_ctx = std::make_shared<TransportContext>(opts);
-  auto client_ctx = std::make_shared<TransportContext>(TestOptions(&log, 43));
+  auto client_ctx = std::make_shared<TransportContext>(relaxed(43));
   VerbsShard server_shard(server_ctx), client_shard(client_ctx);
+  // Declared after everything the I/O threads touch: on any exit (a failed
+  // ASSERT too) they stop before those go away.
+  struct StopOnExit {
+    VerbsShard &a, &b;
+    ~StopOnExit() {
+      a.Stop();
+      b.Stop();
+    }
+  };
   ASSERT_TRUE(server_shard.Start().ok());
   ASSERT_TRUE(client_shard.Start().ok());
   constexpr int kConns = 6, kMsgs = 300;
@@ -313,6 +329,7 @@ TEST(FakeNicShared, ConnectionsSharingANicAndThreadsKeepTheirOwnOrder) {
   };
   std::vector<Link> links(kConns);
   Signal signal;
+  StopOnExit stop{client_shard, server_shard};
   for (int i = 0; i < kConns; ++i) {
     auto [a, b] = nic.CreatePair(VerbsConnection::kSendQueueDepth, VerbsConnection::RecvQueueDepth(opts));
     Link& link = links[i];
@@ -344,20 +361,21 @@ TEST(FakeNicShared, ConnectionsSharingANicAndThreadsKeepTheirOwnOrder) {
   for (int m = 0; m < kMsgs; ++m) {
     for (int i = 0; i < kConns; ++i) {
       const auto p = payload(i, m);
-      ASSERT_TRUE((m % 10 == 0 ? links[i].client->SendBulk(p, {}, 5s) : links[i].client->Send(p, {}, 5s)).ok());
+      const Status st = m % 10 == 0 ? links[i].client->SendBulk(p, {}, 10s) : links[i].client->Send(p, {}, 10s);
+      ASSERT_TRUE(st.ok()) << "connection " << i << " message " << m << ": " << st.ToString();
     }
   }
-  ASSERT_TRUE(signal.WaitUntil([&] {
-    for (const Link& l : links) if (l.got.size() != size_t{kMsgs}) return false;
-    return true;
-  }));
+  ASSERT_TRUE(signal.WaitUntil(
+      [&] {
+        for (const Link& l : links) if (l.got.size() != size_t{kMsgs}) return false;
+        return true;
+      },
+      60s));
   {
     std::lock_guard lock(signal.mu());
     for (int i = 0; i < kConns; ++i)
       for (int m = 0; m < kMsgs; ++m) ASSERT_EQ(links[i].got[m], payload(i, m)) << "connection " << i << " message " << m;
   }
-  client_shard.Stop();
-  server_shard.Stop();
   for (const auto& v : nic.violations()) ADD_FAILURE() << v;
 }
 
