@@ -211,7 +211,17 @@ struct LogClient::Impl {
       nl.last_ack = rt->Now();
       if (write_reply) nl.failing = false;
       if (f.type == MsgType::kStatusResp) {
-        if (f.state.seal_epoch == epoch) nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
+        if (f.state.seal_epoch == epoch) {
+          nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
+          // Its tail register counts as a TailResp would (the node stores it
+          // durably before it shows it): a TailResp the node dropped is
+          // recovered by the poll below, as a lost AppendResp is.
+          const repl::TailImage& t = f.state.tail;
+          if (t.epoch == epoch && (t.block_lsn > nl.tail_block || (t.block_lsn == nl.tail_block && t.data_end > nl.tail_end))) {
+            nl.tail_block = t.block_lsn;
+            nl.tail_end = t.data_end;
+          }
+        }
       } else if (f.type == MsgType::kAppendResp) {
         nl.durable = std::max(nl.durable, f.lsn);
       } else if (f.type == MsgType::kTailResp) {
@@ -374,9 +384,13 @@ struct LogClient::Impl {
             PumpLocked(i);
             // A node behind the frontier catches up from peers on its own;
             // poll its state so that acks (and status()) see it.
-            // Also covers an acknowledgement lost to a busy reply path.
+            // Also covers an acknowledgement lost to a busy reply path, for
+            // appends and for the tail.
             const bool lagging = nl.durable < frontier.load();
-            const bool silent = nl.durable < std::min(nl.sent, stream_end) && now - nl.last_ack > milliseconds(200);
+            const bool tail_unacked = tail.valid() && nl.tail_sent == tail_version &&
+                                      (nl.tail_block != tail.block_lsn || nl.tail_end < tail.data_end);
+            const bool silent =
+                (nl.durable < std::min(nl.sent, stream_end) || tail_unacked) && now - nl.last_ack > milliseconds(200);
             if (nl.sealed && (lagging || silent) && now >= nl.next_poll) {
               nl.next_poll = now + milliseconds(50);
               Frame st;
