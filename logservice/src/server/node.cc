@@ -642,9 +642,9 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
                     std::to_string(n.meta.seal_epoch) + " durable=" + std::to_string(fr.durable_lsn) +
                     " highest=" + std::to_string(fr.highest_lsn));
   // Threads start last: from here on meta is read only under meta_mu.
-  n.worker = Thread(*n.rt, n.opt.node_id + "/worker", [&n] { n.WorkerLoop(); });
-  n.syncer = Thread(*n.rt, n.opt.node_id + "/sync", [&n] { n.SyncLoop(); });
-  n.catchup = Thread(*n.rt, n.opt.node_id + "/catchup", [&n] { n.CatchUpLoop(); });
+  n.worker = Thread(*n.rt, "worker", [&n] { n.WorkerLoop(); });
+  n.syncer = Thread(*n.rt, "sync", [&n] { n.SyncLoop(); });
+  n.catchup = Thread(*n.rt, "catchup", [&n] { n.CatchUpLoop(); });
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
