@@ -17,12 +17,14 @@
 // against a scripted fake node, since a correct node never sends such an OK.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -364,6 +366,12 @@ class FakeNode {
     transport_.reset();
   }
   std::string address() const { return listener_ ? listener_->endpoint().ToString() : ""; }
+  // TailReqs are stored (the state shows the register) but never answered,
+  // as when a node's reply finds the writer's window full for 500 ms.
+  void DropTailReplies() {
+    std::lock_guard<std::mutex> l(mu_);
+    drop_tail_replies_ = true;
+  }
 
  private:
   void OnMessage(rdma::Connection& c, const rdma::Message& m) {
@@ -394,6 +402,12 @@ class FakeNode {
           if (seen_append_) rep = on_status_after_append_(req, state_);
           r.state = state_;
           break;
+        case MsgType::kTailReq:
+          state_.tail = repl::TailImage{req.epoch, req.lsn, req.lsn2, req.data};
+          r.lsn = req.lsn;
+          r.lsn2 = req.lsn2;
+          if (drop_tail_replies_) return;
+          break;
         default: break;
       }
       if (req.type != MsgType::kAppendReq && !rep) rep = r;
@@ -414,6 +428,7 @@ class FakeNode {
   std::mutex mu_;
   repl::NodeState state_;
   bool seen_append_ = false;
+  bool drop_tail_replies_ = false;
 };
 
 // The client's own rule, whatever the node does: a reply whose header
@@ -455,6 +470,38 @@ TEST(Fencing, ClientTreatsAnyReplyWithANewerEpochAsFencedNotAsAnAck) {
     EXPECT_EQ((*w)->durable_lsn(), 0u);
     EXPECT_EQ((*w)->Append(512, testing::RedoBytes(512, 512)).code(), Code::kFenced);
   }
+}
+
+// A TailResp the node never sent is recovered from the node's state, as a
+// lost AppendResp is: the writer polls a node that has not acknowledged the
+// current tail for 200 ms and counts the tail register its StatusResp shows.
+// Before, the frontier stayed below the tail until the next PutTail (found by
+// the deterministic simulator, logservice/tests/sim: seed 6818).
+TEST(Acks, ADroppedTailAckIsRecoveredFromTheNodesState) {
+  auto durable = std::make_shared<std::atomic<std::uint64_t>>(0);
+  FakeNode fake(
+      "fence-cluster", "fence-secret",
+      [durable](const Frame& req, const repl::NodeState&) -> std::optional<Frame> {
+        *durable = req.lsn + req.data.size();
+        Frame r;
+        r.lsn = r.lsn2 = durable->load();
+        return r;
+      },
+      [durable](const Frame&, const repl::NodeState& s) -> std::optional<Frame> {
+        Frame r;
+        r.state = s;
+        r.state.durable = r.state.complete = r.state.highest = durable->load();
+        return r;
+      });
+  fake.DropTailReplies();
+  auto w = LogClient::Open(Config({fake.address()}, 1, 4, "fence-cluster", "fence-secret"));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Append(0, testing::RedoBytes(0, 512)).ok());
+  ASSERT_TRUE((*w)->WaitDurable(512, kBound).ok());
+  ASSERT_TRUE((*w)->PutTail(512, std::string(512, 't'), 600).ok());
+  auto st = (*w)->WaitDurable(600, kBound);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ((*w)->durable_lsn(), 600u);
 }
 
 }  // namespace
