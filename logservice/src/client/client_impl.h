@@ -101,12 +101,6 @@ struct LogClient::Impl {
   std::map<Lsn, std::string> retained;  // chunks [start, start+size) above the frontier
   repl::TailImage tail;
   std::uint64_t tail_version = 0;
-  // False while Open has not yet brought W nodes up to the sealed end: the
-  // recovered tail is re-put only after that. A lagging node that took it
-  // earlier would overwrite its own tail register, which may be the only
-  // copy it has of acknowledged bytes it does not hold as blocks yet, while
-  // the blocks carrying them are durable on fewer than W nodes.
-  bool tail_ready = false;
   std::atomic<Lsn> frontier{0};
   bool fenced = false;
   std::string fence_reason;
@@ -221,6 +215,12 @@ struct LogClient::Impl {
             nl.tail_block = t.block_lsn;
             nl.tail_end = t.data_end;
           }
+          // A node still behind our sealed stream keeps an older register
+          // whose bytes it lacks as blocks (HandleTail): send it the current
+          // tail again, it takes it once it has caught up.
+          if (tail.valid() && nl.tail_sent == tail_version &&
+              (t.epoch != epoch || t.block_lsn != tail.block_lsn || t.data_end < tail.data_end))
+            nl.tail_sent = 0;
         }
       } else if (f.type == MsgType::kAppendResp) {
         nl.durable = std::max(nl.durable, f.lsn);
@@ -349,7 +349,7 @@ struct LogClient::Impl {
       if (!s.ok()) return;  // busy or closed: maintenance retries
       nl.sent = it->first + it->second.size();
     }
-    if (tail.valid() && nl.tail_sent != tail_version && tail_ready) {
+    if (tail.valid() && nl.tail_sent != tail_version) {
       Frame f;
       f.type = MsgType::kTailReq;
       f.epoch = epoch;

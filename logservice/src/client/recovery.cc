@@ -134,8 +134,13 @@ ClientStatus LogClient::Impl::OpenCluster() {
     Lsn adv = 0;
     frontier = 0;
     RecomputeLocked(&adv);
-    tail_ready = true;
-    for (std::size_t i = 0; i < n; ++i) PumpLocked(i);  // re-puts the recovered tail under our epoch
+    // Re-put the recovered tail under our epoch on every sealed node, also
+    // those that got it when sealed but kept an older register then, being
+    // behind (they have caught up now, or will take it on a later resend).
+    for (std::size_t i = 0; i < n; ++i) {
+      nodes[i].tail_sent = 0;
+      PumpLocked(i);
+    }
   }
   // 5. The recovered tail must be durable on W nodes under our epoch too.
   const Lsn want = tail.valid() ? tail.data_end : seal_lsn;

@@ -342,8 +342,8 @@ struct Node::Impl {
       std::lock_guard<std::mutex> l(meta_mu);
       cur = tail;
     }
-    const bool newer = t.epoch > cur.epoch || (t.epoch == cur.epoch && (t.block_lsn > cur.block_lsn ||
-                                                                         (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
+    bool newer = t.epoch > cur.epoch || (t.epoch == cur.epoch && (t.block_lsn > cur.block_lsn ||
+                                                                   (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
     if (newer && cur.valid() && t.block_lsn > cur.block_lsn && log->frontier().durable_lsn < cur.data_end) {
       // A tail in a later block retires the one we hold, whose bytes the
       // writer may already count as durable on our word. The blocks that
@@ -353,6 +353,13 @@ struct Node::Impl {
       // power loss in between keeps neither (found by the simulator).
       Status s = log->Sync();
       if (!s.ok()) return Fail(rep, s);
+      // Still below the old tail's data end: we are behind the stream (a
+      // new writer re-putting its recovered tail right after sealing us,
+      // before we filled up). Our register may be the only copy we have of
+      // acknowledged bytes the new stream contains but fewer than W nodes
+      // may yet hold as blocks: keep it, and reply with it. The writer sends
+      // its tail again once we caught up (its status poll sees our old one).
+      if (t.epoch > cur.epoch && log->frontier().durable_lsn < cur.data_end) newer = false;
     }
     if (newer) {
       Status s = SaveTail(*fs, opt.data_dir, t);
