@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "node_host.h"
 #include "node_meta.h"
 #include "volume.h"
 
@@ -104,6 +105,49 @@ TEST(Volume, LeftoversOfAnInterruptedDropAreRemovedLater) {
   EXPECT_FALSE(std::filesystem::exists(d + "/redo/000003.seg"));
   EXPECT_FALSE(std::filesystem::exists(d + "/checkpoint"));
   EXPECT_TRUE(RemoveVolumeFiles(*fs, FreshDir("empty")).ok()) << "idempotent on an empty directory";
+}
+
+// NodeHost in-process: the cluster id confirms a drop; a dropped volume
+// stays dropped across a restart (no listener, nothing served) until
+// CreateVolume.
+TEST(NodeHost, DropIsConfirmedAndSurvivesARestartUntilCreate) {
+  NodeOptions o;
+  o.node_id = "n1";
+  o.data_dir = FreshDir("host");
+  o.cluster_id = "prod-1";
+  o.secret = "node-host-test-secret";
+  auto host = NodeHost::Start(o);
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  EXPECT_TRUE((*host)->volume_present());
+  EXPECT_FALSE((*host)->address().empty());
+
+  auto wrong = (*host)->DropVolume("prod-2");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("nothing was dropped"), std::string::npos) << wrong.status().ToString();
+  EXPECT_TRUE((*host)->volume_present());
+
+  auto dropped = (*host)->DropVolume("prod-1");
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_TRUE(dropped->changed);
+  EXPECT_FALSE((*host)->volume_present());
+  EXPECT_EQ((*host)->address(), "");
+  EXPECT_EQ((*host)->State().node_id, "n1");
+  EXPECT_EQ((*host)->State().promised_epoch, 1u);
+  host.value().reset();
+
+  auto again = NodeHost::Start(o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE((*again)->volume_present()) << "a restart brought a dropped volume back";
+  auto created = (*again)->CreateVolume();
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_TRUE(created->changed);
+  EXPECT_TRUE((*again)->volume_present());
+  EXPECT_FALSE((*again)->address().empty());
+  EXPECT_EQ((*again)->State().durable, 0u);
+  EXPECT_EQ((*again)->State().promised_epoch, 1u);
+  auto twice = (*again)->CreateVolume();
+  ASSERT_TRUE(twice.ok());
+  EXPECT_FALSE(twice->changed);
 }
 
 }  // namespace
