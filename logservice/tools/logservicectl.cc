@@ -14,7 +14,10 @@
 //
 //   logservicectl create-volume --admin=A,B,C --token_file=F [TLS]
 //     gives every node whose volume was dropped an empty one again; a writer
-//     (mysqld --initialize) then starts at LSN 0. Admin token only.
+//     (mysqld --initialize) then starts at LSN 0. Admin token only. Refused,
+//     changing nothing, while any listed node answers no status or still
+//     holds log (a partial drop would let the next writer recover the old
+//     log from that node).
 //
 //   logservicectl status --nodes=tcp://10.0.0.1:7100,... --cluster_id=prod-1 --secret_file=F [--json]
 //     the same status over the replication transport, authenticated with the
@@ -154,12 +157,38 @@ int AdminStatus(const Args& a) {
   });
 }
 
+// create-volume goes ahead only when no node still holds data: a node left
+// out of the drop would hand the old log to the next writer's recovery,
+// which copies it to the others.
+int CheckEveryNodeEmpty(const Args& a) {
+  return ForEachAdmin(a, [&](const std::string& addr, admin::AdminClient& c) {
+    admin::NodeStatus s;
+    const grpc::Status st = c.GetStatus(&s);
+    if (!st.ok()) {
+      Print({{"admin", addr}, {"error", "cannot check the node before creating: " + admin::Describe(st)}}, a.json);
+      return false;
+    }
+    if (s.volume() == "present" && s.highest_lsn() > 0) {
+      Print({{"admin", addr},
+             {"node", s.node_id()},
+             {"error", "still holds a volume (highest_lsn " + std::to_string(s.highest_lsn()) +
+                           "): drop-volume on every node first; nothing was created"}},
+            a.json);
+      return false;
+    }
+    return true;
+  });
+}
+
 int AdminVolumeAction(const Args& a) {
   const bool drop = a.command == "drop-volume";
   if (drop && !a.cluster_given) {
     std::cerr << "logservicectl: drop-volume destroys the nodes' redo; confirm with --cluster_id=<the nodes' "
                  "cluster id>\n";
     return 2;
+  }
+  if (!drop) {
+    if (const int rc = CheckEveryNodeEmpty(a); rc != 0) return rc;
   }
   return ForEachAdmin(a, [&](const std::string& addr, admin::AdminClient& c) {
     admin::VolumeReply r;

@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   if (!cfg->admin_listen.empty()) {
     admin::AdminServerOptions ao;
     ao.address = cfg->admin_listen;
+    ao.node_id = cfg->node.node_id;
     ao.admin_token = cfg->admin_token;
     ao.readonly_token = cfg->admin_readonly_token;
     ao.tls_cert_file = cfg->admin_tls_cert_file;

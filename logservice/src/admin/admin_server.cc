@@ -26,7 +26,7 @@ const char* RoleName(AdminRole r) { return r == AdminRole::kAdmin ? "admin" : "r
 class Service final : public Admin::Service {
  public:
   Service(server::NodeHost& host, const AdminServerOptions& o)
-      : host_(host), credentials_(o.readonly_token, o.admin_token), log_(o.log) {}
+      : host_(host), credentials_(o.readonly_token, o.admin_token), node_id_(o.node_id), log_(o.log) {}
 
   grpc::Status GetStatus(grpc::ServerContext* ctx, const GetStatusRequest*, NodeStatus* out) override {
     if (grpc::Status a = Authorize(ctx, AdminRole::kReadOnly, "GetStatus"); !a.ok()) return a;
@@ -81,7 +81,7 @@ class Service final : public Admin::Service {
                                std::string(rpc) + " needs the admin token; the read-only token may only read");
     }
     if (!refusal.ok() && log_)
-      log_("warn", "event=admin_refused rpc=" + std::string(rpc) + " peer=" + ctx->peer() + " reason=\"" +
+      log_("warn", "node=" + node_id_ + " event=admin_refused rpc=" + std::string(rpc) + " peer=" + ctx->peer() + " reason=\"" +
                        refusal.error_message() + "\"");
     return refusal;
   }
@@ -101,6 +101,7 @@ class Service final : public Admin::Service {
 
   server::NodeHost& host_;
   AdminCredentials credentials_;
+  std::string node_id_;
   std::function<void(std::string_view, std::string_view)> log_;
 };
 

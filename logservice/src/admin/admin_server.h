@@ -25,6 +25,7 @@ namespace strata::logservice::admin {
 
 struct AdminServerOptions {
   std::string address;  // "host:port" (port 0: pick one)
+  std::string node_id;  // for the log lines
   std::string readonly_token;
   std::string admin_token;
   std::string tls_cert_file;  // PEM; both empty: plaintext

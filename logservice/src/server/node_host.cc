@@ -92,11 +92,17 @@ repl::NodeState NodeHost::State() const {
 
 Result<VolumeActionResult> NodeHost::DropVolume(const std::string& confirm_cluster_id) {
   std::unique_lock<std::shared_mutex> l(mu_);
-  if (confirm_cluster_id != options_.cluster_id)
+  if (confirm_cluster_id != options_.cluster_id) {
+    Log("info", "event=volume_drop_refused reason=\"cluster id mismatch\"");
     return Status::InvalidArgument("node " + options_.node_id + " belongs to cluster '" + options_.cluster_id +
                                    "', not '" + confirm_cluster_id + "'; nothing was dropped");
+  }
   if (stopped_) return Status::InvalidArgument("node " + options_.node_id + " is shutting down");
-  if (!node_) return VolumeActionResult{false, "the volume was already dropped"};
+  if (!node_) {
+    // An earlier drop may have stopped before its last removal: finish it.
+    STRATA_RETURN_IF_ERROR(RemoveVolumeFiles(*options_.fs, options_.data_dir));
+    return VolumeActionResult{false, "the volume was already dropped"};
+  }
   const repl::NodeState before = node_->State();
   node_->Stop();
   node_.reset();

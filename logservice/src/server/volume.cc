@@ -111,6 +111,8 @@ Status DropVolume(FileSystem& fs, const std::string& dir, const std::string& clu
   // checked too so a damaged promise cannot lower the floor.
   Epoch floor = std::max(meta.promised_epoch, meta.seal_epoch);
   for (const auto& h : meta.history) floor = std::max(floor, h.epoch);
+  // Everything else goes back to its default: the node holds, and vouches
+  // for, an empty volume, like a node that was never written to.
   NodeMeta fenced;
   fenced.promised_epoch = floor + 1;
   fenced.peers = meta.peers;
