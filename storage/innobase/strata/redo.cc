@@ -268,7 +268,8 @@ std::string reinitialize_advice() {
   for (const auto &n : g_nodes) nodes += (nodes.empty() ? "" : ",") + n;
   return "the nodes " + nodes +
          " keep one volume per cluster, so another innodb_log_service_volume "
-         "does not help. To discard that redo, run "
+         "does not help. If no data directory uses that redo any more (dropping "
+         "it destroys it), run "
          "'logservicectl drop-volume --admin=<each node's admin_listen host:port> "
          "--token_file=<the nodes' admin_token_file> --cluster_id=" +
          cluster_id() +
