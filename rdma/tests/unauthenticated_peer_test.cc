@@ -165,7 +165,7 @@ TEST_F(UnauthenticatedPeer, BulkHeaderBeforeTheHandshakeIsRefusedAtOnce) {
 TEST_F(UnauthenticatedPeer, CapRefusesExtrasAtOnceAndAnHonestClientGetsInAfterTheDeadline) {
   auto o = TestOptions(&log_);
   o.max_pending_handshakes = 4;
-  o.handshake_timeout = 1500ms;
+  o.handshake_timeout = 3000ms;  // long enough that no silent peer expires while the extras knock
   StartServer(o);
   std::vector<std::unique_ptr<RawClient>> silent;
   for (uint32_t i = 0; i < o.max_pending_handshakes; ++i) {
@@ -184,11 +184,13 @@ TEST_F(UnauthenticatedPeer, CapRefusesExtrasAtOnceAndAnHonestClientGetsInAfterTh
     ASSERT_TRUE(extra.connected());
     FrameHeader h;
     std::vector<std::byte> payload;
-    ASSERT_TRUE(extra.ReadFrame(&h, &payload, 1s)) << "extra " << i << " got nothing";
+    ASSERT_TRUE(extra.ReadFrame(&h, &payload, 2s)) << "extra " << i << " got nothing";
     EXPECT_EQ(h.type, wire::FrameType::kRefuse) << "extra " << i << " was admitted";
     EXPECT_EQ(Text(payload), wire::kBusyReason);
-    EXPECT_TRUE(extra.WaitClosed(1s));
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms) << "refused, but not at once";
+    EXPECT_TRUE(extra.WaitClosed(2s));
+    // At once: long before any handshake deadline (a loaded machine may
+    // take a while to schedule the listener).
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms) << "refused, but not at once";
   }
   // An honest client is told to come back, promptly and with a clear code.
   {
@@ -211,7 +213,7 @@ TEST_F(UnauthenticatedPeer, CapRefusesExtrasAtOnceAndAnHonestClientGetsInAfterTh
 
   // The deadline frees the places the silent peers held.
   for (auto& s : silent) EXPECT_TRUE(s->WaitClosed(5s));
-  EXPECT_TRUE(log_.Contains("handshake did not complete within 1500 ms"));
+  EXPECT_TRUE(log_.Contains("handshake did not complete within 3000 ms"));
   ASSERT_TRUE(Eventually([&] { return server_->stats().pending_handshakes == 0; }));
   EXPECT_TRUE(HonestClientWorks(44));
 }
