@@ -28,7 +28,10 @@
 //      is now fenced (its requests are kStaleEpoch; it cannot re-promise its
 //      epoch), and the next writer's epoch is above all old data's;
 //   2. the record says dropped;
-//   3. the volume's files are removed.
+//   3. the volume's files are removed; redo/ and pages/ stay, empty. A node
+//      whose node_meta outlived its redo/ directory has lost its log and
+//      rebuilds from its peers before it counts toward a quorum; a dropped
+//      node's log is empty on purpose, on every node, and it counts.
 // A crash after 2 leaves a dropped record: the next start removes the files
 // again (RemoveVolumeFiles is idempotent) and does not serve. A crash before
 // 2 leaves the old volume, fenced. Create: the record says present; the node

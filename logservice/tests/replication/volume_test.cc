@@ -67,6 +67,9 @@ TEST(Volume, DropRemovesTheVolumeAndRaisesTheEpochFloor) {
   for (const char* f : {"redo/000001.seg", "pages/000001.seg", "checkpoint", "tail", "tail.tmp"})
     EXPECT_FALSE(std::filesystem::exists(d + "/" + f)) << f;
   EXPECT_TRUE(std::filesystem::exists(d + "/unrelated")) << "a drop removes only the volume's files";
+  // The store directories stay: node_meta without redo/ means "lost its log".
+  EXPECT_TRUE(std::filesystem::is_directory(d + "/redo"));
+  EXPECT_TRUE(std::filesystem::is_directory(d + "/pages"));
   auto after = LoadNodeMeta(*fs, d);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->promised_epoch, 8u) << "every old writer (epoch <= 7) must be fenced";
