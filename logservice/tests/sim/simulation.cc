@@ -146,6 +146,7 @@ class World {
     kWriter,    // writes until stopped, killed or fenced
     kVerifier,  // recovers and reads back, writes nothing
     kFinal,     // recovers, then one write must become durable (liveness)
+    kHealer,    // recovers, then stays (writing nothing) until no node is rebuilding
   };
   struct Writer {
     int gen = 0;
@@ -168,6 +169,10 @@ class World {
   void Final();
   void StartNode(NodeSlot& n);
   void CrashNode(NodeSlot& n, CrashMode mode);
+  void NewDisk(NodeSlot& n);
+  void WipeNode(NodeSlot& n);
+  bool AnyRebuilding();
+  void AwaitMembers();
   void ReapCrashed();
   void CheckNodes();
   Writer& SpawnWriter(Role role);
@@ -222,7 +227,11 @@ World::Writer& World::SpawnWriter(Role role) {
   oracle_.AddWriterProcess(w->process, w->gen);
   Writer* wp = w.get();
   writers_.push_back(std::move(w));
-  Trace(std::string("start ") + (role == Role::kWriter ? "writer " : role == Role::kVerifier ? "verifier " : "final writer ") +
+  Trace(std::string("start ") +
+        (role == Role::kWriter     ? "writer "
+         : role == Role::kVerifier ? "verifier "
+         : role == Role::kHealer   ? "healer "
+                                   : "final writer ") +
         "w" + std::to_string(wp->gen));
   wp->fiber = s_.Spawn(wp->process, "main", [this, wp] {
     WriterMain(*wp);
@@ -285,6 +294,15 @@ void World::WriterMain(Writer& w) {
   if (w.pending_claim) oracle_.Claim(w.gen, w.pending_claim, w.model);
   if (w.role == Role::kVerifier) {
     w.outcome = "verified " + std::to_string(rec.size()) + " bytes";
+    return;
+  }
+  if (w.role == Role::kHealer) {
+    // A rebuilding node may still need this writer: its seal set what the
+    // node must reach, and the recovered tail it resends once the node has
+    // caught up with the blocks below it.
+    const TimePoint give_up = s_.now() + seconds(60);
+    while (AnyRebuilding() && s_.now() < give_up && !w.stop) s_.SleepUntil(s_.now() + milliseconds(100));
+    w.outcome = AnyRebuilding() ? "gave up waiting for rebuilds" : "every node is a member";
     return;
   }
   if (w.role == Role::kFinal) {
@@ -445,6 +463,55 @@ void World::CrashNode(NodeSlot& n, CrashMode mode) {
   n.disk_failing = false;
 }
 
+// The node's disk: empty, with the crash point that takes the node down.
+void World::NewDisk(NodeSlot& n) {
+  n.fi = std::make_shared<FaultInjectionFileSystem>(rng().Next());
+  NodeSlot* np = &n;
+  n.fs = std::make_shared<WatchedFileSystem>(n.fi, [this, np] {
+    // The process dies at this disk call: off the network at once; the
+    // chaos loop finishes the crash (ReapCrashed).
+    Trace("n" + std::to_string(np->index + 1) + " reached its crash point");
+    np->crashed = true;
+    net_.Kill(np->process);
+  }, o_.lying_fsync);
+}
+
+// Storage loss: the node dies and comes back on an empty disk. It must
+// rebuild from its peers, and count toward no quorum until it has
+// (docs/design/logservice-node-rebuild.md). One lost disk is within the
+// fault model only while the other two are members, so the chaos wipes a
+// node only then.
+void World::WipeNode(NodeSlot& n) {
+  Trace("wipe n" + std::to_string(n.index + 1) + ": its disk is replaced by an empty one");
+  CrashNode(n, CrashMode::kProcessOnly);
+  NewDisk(n);
+  oracle_.NodeWiped(n.index);
+  StartNode(n);
+}
+
+bool World::AnyRebuilding() {
+  for (auto& n : nodes_)
+    if (n.up && !n.crashed && n.node->State().rebuilding) return true;
+  return false;
+}
+
+// Every node up is a member: a node still rebuilding (wiped, or one that
+// died before its first promise was on disk) gets there once a writer has
+// sealed it with every node reachable. Only then can any pair of nodes
+// recover.
+void World::AwaitMembers() {
+  if (!AnyRebuilding()) return;
+  Writer& v = SpawnWriter(Role::kHealer);
+  s_.Join(*v.fiber);
+  if (!v.opened && !s_.failed()) {
+    s_.Fail("liveness: with every node up and the network healed, no writer recovered to rebuild a node: " + v.outcome);
+    return;
+  }
+  for (auto& n : nodes_)
+    if (n.up && !n.crashed && n.node->State().rebuilding)
+      s_.Fail("liveness: n" + std::to_string(n.index + 1) + " still rebuilding 60 s after a writer sealed every node");
+}
+
 // Nodes that hit an armed crash point are already off the network; finish
 // their crash.
 void World::ReapCrashed() {
@@ -566,6 +633,10 @@ void World::Chaos() {
       net_.Kill(w.process);
       w.kill = true;
     }
+  } else if (dice < 95) {  // a node loses its storage
+    bool members = true;
+    for (auto& m : nodes_) members = members && m.up && !m.crashed && !m.disk_failing && !m.node->State().rebuilding;
+    if (members) WipeNode(n);
   }
   // else: quiet
 }
@@ -588,6 +659,8 @@ void World::Final() {
   std::vector<int> up;
   for (auto& n : nodes_)
     if (n.up) up.push_back(n.index);
+  if (up.size() == nodes_.size()) AwaitMembers();
+  if (s_.failed()) return;
   if (up.size() < 2) {
     Trace("final: only " + std::to_string(up.size()) + " node(s) start; no quorum to verify with");
     for (auto& n : nodes_)
@@ -652,21 +725,11 @@ SimResult World::Run() {
     n.process = s_.AddProcess("n" + std::to_string(i + 1));
     n.address = "tcp://n" + std::to_string(i + 1) + ":7100";
     n.dir = "n" + std::to_string(i + 1);
-    n.fi = std::make_shared<FaultInjectionFileSystem>(rng().Next());
     oracle_.AddNodeProcess(n.process, i);
     addresses_.push_back(n.address);
     nodes_.push_back(std::move(n));
   }
-  for (auto& n : nodes_) {
-    NodeSlot* np = &n;
-    n.fs = std::make_shared<WatchedFileSystem>(n.fi, [this, np] {
-      // The process dies at this disk call: off the network at once; the
-      // chaos loop finishes the crash (ReapCrashed).
-      Trace("n" + std::to_string(np->index + 1) + " reached its crash point");
-      np->crashed = true;
-      net_.Kill(np->process);
-    }, o_.lying_fsync);
-  }
+  for (auto& n : nodes_) NewDisk(n);
   block_ = rng().Chance(0.5) ? 512 : 64;
   // Disk latency: a node's group commit (its "sync" thread) runs its
   // fdatasync only after this long; slow disks make the window between an
