@@ -44,7 +44,8 @@
 // made. It reports NodeState::rebuilding, and writers count neither its log
 // in recovery nor its acknowledgements until it is a member again: sealed in
 // epoch E, its log reaches the seal's certify LSN (all E's writer may have
-// acknowledged) and every peer answers with no promise above E. The flag
+// acknowledged) and every peer answers, none with a promise above the
+// node's own (a lost copy of a newer writer's promise). The flag
 // lives in node_meta, so a crash in the middle keeps the node rebuilding.
 //
 // Failure handling: storage errors are answered with kStoreError and logged;
