@@ -177,7 +177,7 @@ class World {
   void CheckNodes();
   Writer& SpawnWriter(Role role);
   void WriterMain(Writer& w);
-  void WriterLoop(Writer& w, LogClient& c);
+  void WriterLoop(Writer& w, LogClient& c, Lsn checkpoint);
   client::ClusterConfig Config(Writer& w);
   std::vector<int> LiveWriterIndexes() const;
   int PickProcess(bool nodes_only);
@@ -264,9 +264,30 @@ void World::WriterMain(Writer& w) {
   oracle_.Opened(w.gen, c->epoch());
   Trace("w" + std::to_string(w.gen) + " opened: epoch " + std::to_string(c->epoch()) + " stream_end " +
         std::to_string(c->stream_end()) + " sealed_end " + std::to_string(c->sealed_end()));
-  // Read back the recovered log, as InnoDB's recovery does.
+  // Read back the recovered log, as InnoDB's recovery does: from the
+  // checkpoint on (the nodes may have released the log below it). Below
+  // it the writer's view is what was acknowledged there (checked by the
+  // claims made before the release).
   const Lsn end = c->sealed_end();
-  std::string rec;
+  Lsn start = 0;
+  for (int tries = 0; !w.kill; ++tries) {
+    auto cp = c->ReadCheckpoint();
+    if (cp.ok() || cp.status().code() == Code::kNotFound) {
+      start = cp.ok() ? std::min(cp->lsn, end) : 0;
+      break;
+    }
+    if (cp.status().code() == Code::kFenced || tries > 200) {
+      w.outcome = "could not read the checkpoint: " + cp.status().ToString();
+      return;
+    }
+    s_.SleepUntil(s_.now() + Ms(1, 50));
+  }
+  if (start > oracle_.committed_size()) {
+    s_.Fail("a checkpoint at LSN " + std::to_string(start) + " lies beyond everything acknowledged (" +
+            std::to_string(oracle_.committed_size()) + ")");
+    return;
+  }
+  std::string rec = oracle_.committed().substr(0, start);
   int failures = 0;
   while (rec.size() < end && !w.kill) {
     auto r = c->Read(rec.size(), std::min<Lsn>(end - rec.size(), 256u << 10));
@@ -301,8 +322,11 @@ void World::WriterMain(Writer& w) {
     // node must reach, and the recovered tail it resends once the node has
     // caught up with the blocks below it.
     const TimePoint give_up = s_.now() + seconds(60);
-    while (AnyRebuilding() && s_.now() < give_up && !w.stop) s_.SleepUntil(s_.now() + milliseconds(100));
-    w.outcome = AnyRebuilding() ? "gave up waiting for rebuilds" : "every node is a member";
+    while (AnyRebuilding() && s_.now() < give_up && !w.stop && !c->status().fenced)
+      s_.SleepUntil(s_.now() + milliseconds(100));
+    w.outcome = !AnyRebuilding()       ? "every node is a member"
+                : c->status().fenced ? "fenced: " + c->status().reason
+                                     : "gave up waiting for rebuilds";
     return;
   }
   if (w.role == Role::kFinal) {
@@ -324,7 +348,7 @@ void World::WriterMain(Writer& w) {
       return;
     }
     oracle_.Claim(w.gen, w.model.size(), w.model);
-    std::string all;
+    std::string all = w.model.substr(0, start);  // released below the checkpoint
     int failures = 0;
     while (all.size() < w.model.size()) {
       auto r = c->Read(all.size(), w.model.size() - all.size());
@@ -343,10 +367,10 @@ void World::WriterMain(Writer& w) {
     w.outcome = "wrote and read back " + std::to_string(all.size()) + " bytes";
     return;
   }
-  WriterLoop(w, *c);
+  WriterLoop(w, *c, start);
 }
 
-void World::WriterLoop(Writer& w, LogClient& c) {
+void World::WriterLoop(Writer& w, LogClient& c, Lsn checkpoint) {
   Lsn stream_end = c.stream_end();
   auto fenced = [&](const client::ClientStatus& st) {
     if (st.code() != Code::kFenced) return false;
@@ -389,7 +413,7 @@ void World::WriterLoop(Writer& w, LogClient& c) {
       auto st = c.WaitDurable(target, Ms(1, 2000));
       if (st.ok()) oracle_.Claim(w.gen, target, w.model);
       else if (fenced(st)) return;
-    } else if (dice < 88) {  // read back some of what is durable
+    } else if (dice < 86) {  // read back some of what is durable (a released LSN: not_found)
       const Lsn d = c.durable_lsn();
       if (d == 0) continue;
       const Lsn from = rng().Uniform(0, d - 1);
@@ -404,6 +428,16 @@ void World::WriterLoop(Writer& w, LogClient& c) {
                 std::to_string(from + n) + ") and got other bytes than it wrote there");
         return;
       }
+    } else if (dice < 89) {  // checkpoint, then release the log below it (InnoDB's checkpointer)
+      const Lsn d = std::min<Lsn>(c.durable_lsn(), oracle_.committed_size());
+      if (d <= checkpoint) continue;
+      const Lsn at = rng().Uniform(checkpoint + 1, d);
+      auto st = c.WriteCheckpoint(at, "sim");
+      if (fenced(st)) return;
+      if (!st.ok()) continue;
+      checkpoint = at;
+      st = c.Release(at);
+      if (fenced(st)) return;
     } else {
       s_.SleepUntil(s_.now() + Ms(0, 100));
     }
@@ -500,16 +534,19 @@ bool World::AnyRebuilding() {
 // sealed it with every node reachable. Only then can any pair of nodes
 // recover.
 void World::AwaitMembers() {
-  if (!AnyRebuilding()) return;
-  Writer& v = SpawnWriter(Role::kHealer);
-  s_.Join(*v.fiber);
-  if (!v.opened && !s_.failed()) {
-    s_.Fail("liveness: with every node up and the network healed, no writer recovered to rebuild a node: " + v.outcome);
-    return;
+  // A healer can be fenced (a writer that died had promised a higher epoch
+  // on a node the healer's status round missed): the next one learns it.
+  const TimePoint give_up = s_.now() + seconds(60);
+  std::string outcome = "none opened";
+  while (AnyRebuilding() && s_.now() < give_up && !s_.failed()) {
+    Writer& v = SpawnWriter(Role::kHealer);
+    s_.Join(*v.fiber);
+    outcome = v.outcome;
   }
   for (auto& n : nodes_)
     if (n.up && !n.crashed && n.node->State().rebuilding)
-      s_.Fail("liveness: n" + std::to_string(n.index + 1) + " still rebuilding 60 s after a writer sealed every node");
+      s_.Fail("liveness: n" + std::to_string(n.index + 1) + " still rebuilding after 60 s of writers with every node "
+              "reachable (last: " + outcome + ")");
 }
 
 // Nodes that hit an armed crash point are already off the network; finish
