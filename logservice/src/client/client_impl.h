@@ -315,6 +315,11 @@ struct LogClient::Impl {
       // All we may have acknowledged or recovered, tail included: a node
       // rebuilding from peers must hold this much before it is a member.
       s.lsn3 = std::max({frontier.load(), seal_lsn, tail.valid() ? tail.data_end : Lsn{0}});
+      // The recovered tail, installed by the node with the seal in one
+      // durable write: the seal may cut blocks that carry its bytes
+      // (docs/design/logservice-seal-with-tail.md). Only while it is still
+      // the tail at the seal LSN; a later one goes by TailReq.
+      if (tail.valid() && tail.block_lsn == seal_lsn) s.tail = repl::TailImage{epoch, seal_lsn, tail.data_end, tail.image};
     }
     if (!ch) return;
     auto pr = ch->Call(p, cfg.op_timeout);
@@ -338,6 +343,14 @@ struct LogClient::Impl {
     nl.durable = std::max(nl.durable, std::min(sr->state.durable, stream_end));
     nl.sent = std::max(nl.durable, retained.empty() ? stream_end : retained.begin()->first);
     nl.tail_sent = 0;
+    // The seal installed our tail (or the node kept an older register, being
+    // behind: then the TailReq below and the status poll resend it).
+    const repl::TailImage& t = sr->state.tail;
+    if (tail.valid() && t.epoch == epoch && t.block_lsn == tail.block_lsn && t.data_end >= tail.data_end) {
+      nl.tail_block = std::max(nl.tail_block, t.block_lsn);
+      nl.tail_end = std::max(nl.tail_end, t.data_end);
+      if (t.data_end == tail.data_end) nl.tail_sent = tail_version;
+    }
     nl.last_error.clear();
     Log("event=node_sealed node=" + std::to_string(i + 1) + " epoch=" + std::to_string(epoch) +
         " durable=" + std::to_string(sr->state.durable));

@@ -1,6 +1,7 @@
 // LogClient::Impl::OpenCluster: how a writer takes over (promise a new
 // epoch on a read quorum, choose the winning log, seal every node at its
-// end, bring W nodes up to it, re-put the recovered tail) and how a reader
+// end with the recovered tail, bring W nodes up to it, re-put the tail
+// where a node kept an older register) and how a reader
 // finds the durable end. Reasoning: docs/logservice-replication.md
 // "Recovery"; the pure rules are in src/replication/quorum.h. Only members
 // vote: a node rebuilding after losing its storage answers "I hold nothing",
@@ -101,7 +102,7 @@ ClientStatus LogClient::Impl::OpenCluster() {
     }
     reader_seal_epoch = ss[src].seal_epoch;
     seal_lsn = stream_end = ss[src].durable;
-    tail = repl::ChooseTail(ss, ss[src].history, stream_end);
+    tail = repl::ChooseTail(ss, ss[src].history, stream_end, repl::CountedRegisterEpoch(ss[src]));
     sealed_end = tail.valid() ? tail.data_end : stream_end;
     frontier = sealed_end;
     epoch = ss[src].promised_epoch;
@@ -168,9 +169,11 @@ ClientStatus LogClient::Impl::OpenCluster() {
     if (cut_short) seal_lsn = stream_end = *cfg.seal_at;
     if (history.size() >= wire::kMaxHistory)
       return ClientStatus(Code::kFailed, "seal history is full (" + std::to_string(wire::kMaxHistory) + " writer takeovers)");
-    history.push_back(repl::SealEntry{epoch, seal_lsn});
-    tail = cut_short ? repl::TailImage{} : repl::ChooseTail(ss, src.history, seal_lsn);
+    tail = cut_short ? repl::TailImage{} : repl::ChooseTail(ss, src.history, seal_lsn, repl::CountedRegisterEpoch(src));
     tail.epoch = epoch;
+    // Where the log we recovered ends: a node that holds all of it ranks as
+    // ours in later recoveries (repl::RecoveredEpochAt).
+    history.push_back(repl::SealEntry{epoch, seal_lsn, tail.valid() ? tail.data_end : seal_lsn});
     tail_version = tail.valid() ? 1 : 0;
   }
   Log("event=recovery epoch=" + std::to_string(candidate) + " source=" + src.node_id +
@@ -195,11 +198,12 @@ ClientStatus LogClient::Impl::OpenCluster() {
     Lsn adv = 0;
     frontier = 0;
     RecomputeLocked(&adv);
-    // Re-put the recovered tail under our epoch on every sealed node, also
-    // those that got it when sealed but kept an older register then, being
-    // behind (they have caught up now, or will take it on a later resend).
+    // Re-put the recovered tail under our epoch on every sealed node that
+    // does not show it: those that kept an older register when sealed,
+    // being behind (they have caught up now, or will take it on a later
+    // resend). The others installed it with the seal.
     for (std::size_t i = 0; i < n; ++i) {
-      nodes[i].tail_sent = 0;
+      if (nodes[i].tail_block != tail.block_lsn || nodes[i].tail_end < tail.data_end) nodes[i].tail_sent = 0;
       PumpLocked(i);
     }
   }

@@ -69,14 +69,14 @@ class Reader {
 
 void PutHistory(Writer& w, const std::vector<SealEntry>& h) {
   w.U32(static_cast<std::uint32_t>(h.size()));
-  for (const auto& e : h) { w.U64(e.epoch); w.U64(e.lsn); }
+  for (const auto& e : h) { w.U64(e.epoch); w.U64(e.lsn); w.U64(e.end); }
 }
 bool GetHistory(Reader& r, std::vector<SealEntry>* h) {
   std::uint32_t n;
   if (!r.U32(&n) || n > wire::kMaxHistory) return false;
   h->resize(n);
   for (auto& e : *h)
-    if (!r.U64(&e.epoch) || !r.U64(&e.lsn)) return false;
+    if (!r.U64(&e.epoch) || !r.U64(&e.lsn) || !r.U64(&e.end) || e.end < e.lsn) return false;
   return true;
 }
 
@@ -86,6 +86,7 @@ void PutState(Writer& w, const NodeState& s) {
                           s.durable, s.complete, s.highest, s.tail.epoch, s.tail.block_lsn, s.tail.data_end})
     w.U64(v);
   w.Bytes(s.tail.image);
+  w.U8(s.tail_anchored ? 1 : 0);
   PutHistory(w, s.history);
   w.U32(static_cast<std::uint32_t>(s.counters.size()));
   for (std::uint64_t c : s.counters) w.U64(c);
@@ -97,7 +98,8 @@ bool GetState(Reader& r, NodeState* s) {
                            &s->released, &s->durable, &s->complete, &s->highest, &s->tail.epoch,
                            &s->tail.block_lsn, &s->tail.data_end})
     if (!r.U64(v)) return false;
-  if (!r.Bytes(&s->tail.image, wire::kMaxTailImage) || !GetHistory(r, &s->history)) return false;
+  if (!r.Bytes(&s->tail.image, wire::kMaxTailImage) || !r.Bool(&s->tail_anchored) || !GetHistory(r, &s->history))
+    return false;
   std::uint32_t k;
   if (!r.U32(&k) || k > wire::kMaxCounters) return false;
   s->counters.resize(k);
@@ -118,6 +120,8 @@ void PutBody(Writer& w, const Frame& f) {
       w.U32(static_cast<std::uint32_t>(f.peers.size()));
       for (const auto& p : f.peers) w.Str(p);
       w.U64(f.lsn3);
+      w.U64(f.tail.valid() ? f.tail.data_end : 0);
+      w.Bytes(f.tail.valid() ? std::string_view(f.tail.image) : std::string_view());
       break;
     case MsgType::kAppendReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
     case MsgType::kAppendResp: w.U64(f.lsn); w.U64(f.lsn2); break;
@@ -157,7 +161,14 @@ bool GetBody(Reader& r, Frame* f) {
       f->peers.resize(m);
       for (auto& p : f->peers)
         if (!r.Str(&p, wire::kMaxAddress)) return false;
-      return r.U64(&f->lsn3) && (f->u32a < m || m == 0);
+      if (!r.U64(&f->lsn3) || !(f->u32a < m || m == 0)) return false;
+      // The recovered tail: none (data end 0, no image), or one whose data
+      // end lies in its image, which starts at the seal LSN.
+      if (!r.U64(&f->tail.data_end) || !r.Bytes(&f->tail.image, wire::kMaxTailImage)) return false;
+      if (f->tail.data_end == 0) return f->tail.image.empty();
+      f->tail.block_lsn = f->lsn;
+      f->tail.epoch = f->epoch;
+      return f->tail.data_end > f->lsn && f->tail.data_end - f->lsn <= f->tail.image.size();
     }
     case MsgType::kAppendReq:
       return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&

@@ -3,6 +3,7 @@
 // is not exactly one well-formed message of a known type and version.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,9 +15,17 @@
 
 namespace strata::logservice::repl {
 
-struct SealEntry {  // writer of `epoch` sealed the stream at `lsn`
+// An entry's end when it is not known (read from a node_meta written before
+// entries recorded it): never reached, so such an entry ranks no log.
+inline constexpr Lsn kUnknownEnd = std::numeric_limits<Lsn>::max();
+
+// The writer of `epoch` sealed the stream at `lsn`; the log it recovered
+// (everything acknowledged before it took over) ended at `end`: its
+// recovered tail's data end, or `lsn` without a tail. end >= lsn.
+struct SealEntry {
   Epoch epoch = 0;
   Lsn lsn = 0;
+  Lsn end = kUnknownEnd;
   bool operator==(const SealEntry&) const = default;
 };
 
@@ -38,6 +47,11 @@ struct NodeState {
   Epoch last_epoch = 0;  // newest epoch of any stored byte or fence
   Lsn released = 0, durable = 0, complete = 0, highest = 0;
   TailImage tail;
+  // The blocks below the tail register's block are the stream of the
+  // register's writer: no seal since the register was written diverged
+  // below its block. Such a register counts in recovery even when a later
+  // seal's history no longer lists its writer (quorum.h, ChooseSource).
+  bool tail_anchored = false;
   std::vector<SealEntry> history;
   std::vector<std::uint64_t> counters;  // indexed by wire::NodeCounter
   // Lost (or never had) its storage and is not yet rebuilt from a peer: its
@@ -72,6 +86,9 @@ struct Frame {
   std::vector<std::string> peers;
   std::vector<WireRange> ranges;
   NodeState state;
+  // SealReq: the recovered tail the node installs with the seal (block =
+  // seal LSN, epoch = the seal's); invalid when the recovered log has none.
+  TailImage tail;
 };
 
 std::string Encode(const Frame& f);

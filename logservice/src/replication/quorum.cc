@@ -14,32 +14,32 @@ Lsn KthHighest(std::vector<Lsn> v, std::size_t k) {
   return v[k - 1];
 }
 
-// Whether a tail written in `epoch` at block `end` belongs to the stream
-// sealed with `history`: its writer is in the history and no later writer
-// sealed below `end` (a later one would have rewritten that block).
-bool TailBelongs(const std::vector<SealEntry>& history, Epoch epoch, Lsn end) {
-  bool found = false;
-  for (const auto& h : history) {
-    if (h.epoch == epoch) found = true;
-    else if (found && h.lsn < end) return false;
-  }
-  return found;
-}
-
-// Where a node's log ends and which writer wrote its last byte: its block
-// stream, extended by its tail register when the tail sits at the block end
-// and the node's own history vouches for its writer. Such a tail's epoch is
-// never below the stream epoch (no later writer sealed below the end).
+// Where a node's log ends and its rank (ChooseSource): its block stream,
+// ranked as the newest of the writer of its last byte and every writer
+// whose whole recovered log it holds, extended by its tail register when
+// that counts (RegisterCounts).
 struct LogEnd {
   Epoch epoch;
   Lsn end;
   bool operator>(const LogEnd& o) const { return epoch != o.epoch ? epoch > o.epoch : end > o.end; }
 };
-LogEnd EndOf(const NodeState& s) {
+Epoch BlocksRank(const NodeState& s) {
+  return std::max(StreamEpochAt(s.history, s.durable), RecoveredEpochAt(s.history, s.durable));
+}
+// The register extends the log when it sits at the block end, its blocks
+// are its writer's stream (its history vouches for it, or it is anchored),
+// and its writer is not older than the blocks' rank: a newer writer that
+// recovered these blocks without the register's bytes never had them
+// acknowledged, and a log ranked as that writer must not grow by them.
+bool RegisterCounts(const NodeState& s, Epoch blocks_rank) {
   const TailImage& t = s.tail;
-  if (t.valid() && t.block_lsn == s.durable && TailBelongs(s.history, t.epoch, s.durable))
-    return LogEnd{t.epoch, t.data_end};
-  return LogEnd{StreamEpochAt(s.history, s.durable), s.durable};
+  return t.valid() && t.block_lsn == s.durable && t.epoch >= blocks_rank &&
+         (s.tail_anchored || TailBelongs(s.history, t.epoch, s.durable));
+}
+LogEnd EndOf(const NodeState& s) {
+  const Epoch rank = BlocksRank(s);
+  if (RegisterCounts(s, rank)) return LogEnd{s.tail.epoch, s.tail.data_end};
+  return LogEnd{rank, s.durable};
 }
 }  // namespace
 
@@ -68,6 +68,26 @@ Epoch StreamEpochAt(const std::vector<SealEntry>& history, Lsn end) {
   return e;
 }
 
+bool TailBelongs(const std::vector<SealEntry>& history, Epoch epoch, Lsn end) {
+  bool found = false;
+  for (const auto& h : history) {
+    if (h.epoch == epoch) found = true;
+    else if (found && h.lsn < end) return false;
+  }
+  return found;
+}
+
+Epoch CountedRegisterEpoch(const NodeState& source) {
+  return RegisterCounts(source, BlocksRank(source)) ? source.tail.epoch : 0;
+}
+
+Epoch RecoveredEpochAt(const std::vector<SealEntry>& history, Lsn end) {
+  Epoch e = 0;
+  for (const auto& h : history)
+    if (h.end <= end) e = std::max(e, h.epoch);
+  return e;
+}
+
 std::optional<std::size_t> ChooseSource(const std::vector<NodeState>& states) {
   std::optional<std::size_t> best;
   LogEnd best_end{0, 0};
@@ -81,11 +101,13 @@ std::optional<std::size_t> ChooseSource(const std::vector<NodeState>& states) {
   return best;
 }
 
-TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<SealEntry>& history, Lsn end) {
+TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<SealEntry>& history, Lsn end,
+                     Epoch source_register) {
   TailImage best;
   for (const auto& s : states) {
     const TailImage& t = s.tail;
-    if (!t.valid() || t.block_lsn != end || !TailBelongs(history, t.epoch, end)) continue;
+    if (!t.valid() || t.block_lsn != end) continue;
+    if (!TailBelongs(history, t.epoch, end) && !(source_register != 0 && t.epoch == source_register)) continue;
     if (!best.valid() || t.epoch > best.epoch || (t.epoch == best.epoch && t.data_end > best.data_end)) best = t;
   }
   return best;

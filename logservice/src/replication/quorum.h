@@ -48,23 +48,53 @@ Lsn QuorumFrontier(const std::vector<NodeAck>& nodes, std::size_t w, Lsn tail_bl
 // E's seal LSN holds no byte of E, and must not win recovery as if it did.
 Epoch StreamEpochAt(const std::vector<SealEntry>& history, Lsn end);
 
-// Recovery: the node whose log wins: the highest (epoch of its last byte,
-// end of its log), ties to the first. A node's log is its block stream
-// (StreamEpochAt(history, durable), durable), extended by its tail register
-// (tail epoch, tail data end) when the tail sits at its block end and its
-// own history vouches for the tail's writer (as in ChooseTail). Counting
-// the tail matters: a commit that lives only in the tail register (on W
-// nodes) must win over a node holding the same blocks without it, whose
-// history may not even contain the tail's writer (then ChooseTail, given
-// that node's history, would drop the tail). Returns the index, nullopt if
-// empty.
+// The newest writer of `history` whose whole recovered log (everything
+// acknowledged before it took over: [0, entry.end)) lies within [0, end).
+// A log that holds it holds all that writer vouched for, even without one
+// byte of the writer's own: it ranks as that writer. Reaching only the
+// writer's seal LSN is not enough when it also recovered a tail beyond it.
+// 0 if none.
+Epoch RecoveredEpochAt(const std::vector<SealEntry>& history, Lsn end);
+
+// Recovery: the node whose log wins: the highest (rank, end of its log),
+// ties to the first. A node's log is its block stream (durable), extended
+// by its tail register (to the tail's data end) when the tail sits at its
+// block end and its own history vouches for the tail's writer (as in
+// ChooseTail) or the register is anchored (NodeState::tail_anchored), and
+// the tail's writer is not older than the blocks' rank. The blocks' rank is
+// the newest of the writer of the last byte (StreamEpochAt) and
+// RecoveredEpochAt(history, durable); with the register, the tail's epoch.
+// Counting the tail matters: a commit that lives only in the tail register
+// (on W nodes) must win over a node holding the same blocks without it,
+// whose history may not even contain the tail's writer (then ChooseTail,
+// given that node's history, would drop the tail). Counting recovered logs
+// matters: a writer that recovered an older writer's stream and got it
+// acknowledged on W nodes leaves logs whose last byte is the older
+// writer's; they must outrank a tail an even older, intermediate writer
+// left on another node (docs/design/logservice-seal-with-tail.md).
+// Returns the index, nullopt if empty.
 std::optional<std::size_t> ChooseSource(const std::vector<NodeState>& states);
+
+// Whether a tail written in `epoch` at block `end` belongs to the stream
+// sealed with `history`: its writer is in the history and no later writer
+// sealed below `end` (a later one would have rewritten that block).
+bool TailBelongs(const std::vector<SealEntry>& history, Epoch epoch, Lsn end);
+
+// The epoch of the source's own tail register if it counted in the source's
+// rank (ChooseSource), else 0. A register can count without belonging to
+// the source's history: an anchored one, whose writer a later, diverging
+// seal dropped from the history while the node kept the register (it was
+// behind) and its blocks below it (docs/design/logservice-seal-with-tail.md).
+Epoch CountedRegisterEpoch(const NodeState& source);
 
 // Recovery: the tail image that belongs after the winning stream (history,
 // end): among tails with block_lsn == end whose writer's stream is the
 // winning stream up to `end` (its epoch is in the history and no later seal
-// lies below `end`), the newest epoch, then the longest. Invalid if none.
-TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<SealEntry>& history, Lsn end);
+// lies below `end`, or it is `source_register`, the source's own counted
+// register: CountedRegisterEpoch), the newest epoch, then the longest.
+// Invalid if none.
+TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<SealEntry>& history, Lsn end,
+                     Epoch source_register = 0);
 
 // Where a node must cut its log (holding [0, node_end), sealed with
 // node_history) when a writer seals it with new_history: both histories agree

@@ -20,10 +20,16 @@
 // Bodies (u64/u32/u16/u8 fixed; "bytes" = u32 length + data; "str" = u16 length + data):
 //   every response body starts with   str error   (empty when code == kOk)
 //   PromiseReq   u64 writer_id
-//   SealReq      u64 seal_lsn, u64 commit_lsn (writer's quorum frontier: catch up to it), u32 self_index, u32 n, n*(u64 epoch, u64 lsn) history,
+//   history      u32 n, n*(u64 epoch, u64 seal_lsn, u64 end): per writer takeover, where it sealed the stream
+//                and where the log it recovered ended (its tail's data end, or seal_lsn; end >= seal_lsn;
+//                docs/design/logservice-seal-with-tail.md)
+//   SealReq      u64 seal_lsn, u64 commit_lsn (writer's quorum frontier: catch up to it), u32 self_index, history,
 //                u32 m, m*str peer address, u64 certify_lsn (end of all the writer may have acknowledged or
 //                recovered, tail included: a rebuilding node becomes a member once it holds that much;
-//                docs/design/logservice-node-rebuild.md)
+//                docs/design/logservice-node-rebuild.md),
+//                u64 tail_data_end, bytes tail_image: the recovered tail, installed with the seal in one
+//                durable write (block = seal_lsn, epoch = the header's; data end 0 and no image: none;
+//                else seal_lsn < tail_data_end <= seal_lsn + image size)
 //   AppendReq    u64 start_lsn, u64 commit_lsn (writer's quorum frontier, a catch-up hint), bytes redo
 //   AppendResp   u64 durable_lsn, u64 complete_lsn
 //   TailReq      u64 block_lsn, u64 data_end, bytes image
@@ -39,7 +45,8 @@
 //                str node_id, u64 promised_epoch, u64 writer_id, u64 seal_epoch, u64 seal_lsn,
 //                u64 last_epoch, u64 released, u64 durable, u64 complete, u64 highest,
 //                u64 tail_epoch, u64 tail_block_lsn, u64 tail_data_end, bytes tail_image,
-//                u32 n, n*(u64 epoch, u64 lsn) history,
+//                u8 tail_anchored (1: the blocks below the register's block are its writer's stream),
+//                history,
 //                u32 k, k*u64 counters (NodeCounter order; unknown extra counters are ignored),
 //                u8 rebuilding (1: the node lost or never had its storage and does not count toward any quorum)
 #pragma once
@@ -50,7 +57,9 @@ namespace strata::logservice::wire {
 
 inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
 // 2: SealReq certify_lsn and NodeState rebuilding (node rebuild from a peer).
-inline constexpr std::uint8_t kWireVersion = 2;
+// 3: history entries carry the recovered end; SealReq carries the recovered tail;
+//    NodeState carries tail_anchored.
+inline constexpr std::uint8_t kWireVersion = 3;
 
 inline constexpr std::size_t kMagicOffset = 0;
 inline constexpr std::size_t kVersionOffset = 4;

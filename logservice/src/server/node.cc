@@ -47,10 +47,10 @@ struct Node::Impl {
   std::unique_ptr<rdma::Listener> listener;
   std::string address;
 
-  // Owned by the worker, read by others under meta_mu.
+  // Owned by the worker, read by others under meta_mu. Holds the tail
+  // register too (meta.tail).
   mutable std::mutex meta_mu;
   NodeMeta meta;
-  repl::TailImage tail;
   Lsn commit_hint = 0;
   std::mutex seal_mu;  // Seal (worker) vs. gap-fill appends (catch-up)
   // Serializes read-modify-save of node_meta: the worker (promise, seal) and
@@ -125,7 +125,8 @@ struct Node::Impl {
       st.seal_epoch = meta.seal_epoch;
       st.seal_lsn = meta.seal_lsn;
       st.history = meta.history;
-      st.tail = tail;
+      st.tail = meta.tail;
+      st.tail_anchored = meta.tail_anchored;
       st.rebuilding = meta.rebuilding;
     }
     const LogFrontier fr = log->frontier();
@@ -289,43 +290,88 @@ struct Node::Impl {
     // meta.seal_epoch and appends under seal_mu, so it can never append
     // with the old epoch into a log TruncateAfter has already fenced.
     std::unique_lock<std::mutex> sl(seal_mu, std::defer_lock);
-    if (next.seal_epoch != req.epoch) {
+    const bool new_seal = next.seal_epoch != req.epoch;
+    LogFrontier fr;
+    if (new_seal) {
       sl.lock();
       Status s = log->Sync();
-      const LogFrontier fr = log->frontier();
-      const Lsn cut = std::max(fr.released_lsn, repl::SealPoint(next.history, fr.complete_lsn, req.history));
-      if (s.ok()) s = log->TruncateAfter(cut, req.epoch);
-      if (s.ok()) s = pages->TruncateAfter(req.lsn);
       if (!s.ok()) {
         Fail(rep, s);
         rep->state = State();
         return;
       }
-      Log("info", "event=seal epoch=" + std::to_string(req.epoch) + " seal_lsn=" + std::to_string(req.lsn) +
-                      " cut=" + std::to_string(cut) + " had_complete=" + std::to_string(fr.complete_lsn) +
-                      " had_highest=" + std::to_string(fr.highest_lsn));
+      fr = log->frontier();
+      next.seal_cut = std::max(fr.released_lsn, repl::SealPoint(next.history, fr.complete_lsn, req.history));
+      const repl::TailImage kept = next.tail;
+      next.tail = SealedRegister(kept, req.tail, fr.durable_lsn);
+      if (next.tail == kept) {
+        // A register we keep stays anchored unless the two histories diverge
+        // below its block: the blocks there may then become another stream's.
+        // It may no longer be in the new history (a writer that recovered
+        // without it): anchored, it still counts, and it may be our only
+        // copy of acknowledged bytes (found by the simulator, seed 4489).
+        const Lsn diverge = repl::SealPoint(next.history, repl::kUnknownEnd, req.history);
+        next.tail_anchored = next.tail_anchored && diverge >= kept.block_lsn;
+      } else {
+        next.tail_anchored = true;
+      }
     }
     // A rebuilding node must reach the highest certify LSN any seal of its
     // seal epoch carried before it becomes a member (design note, section 4).
     next.certify_lsn = next.seal_epoch == req.epoch ? std::max(next.certify_lsn, req.lsn3) : req.lsn3;
     next.seal_epoch = req.epoch;
     next.seal_lsn = req.lsn;
-    {
-      std::lock_guard<std::mutex> l(meta_mu);
-      commit_hint = std::max(commit_hint, req.lsn2);
-    }
     next.history = req.history;
     next.peers = req.peers;
     next.self_index = req.u32a;
+    // The commit point (docs/design/logservice-seal-with-tail.md): the seal,
+    // its cut and the recovered tail in one durable write, before the cut.
+    // The register then holds the tail's bytes before the cut removes the
+    // blocks that may carry them; a crash before the cut is finished is
+    // repaired at start (CutAfterSeal).
     Status s = SaveNodeMeta(*fs, opt.data_dir, next);
+    if (s.ok() && new_seal) s = CutAfterSeal(next);
     if (!s.ok()) {
+      // Memory keeps the old seal: the writer's retry repeats the seal.
       Fail(rep, s);
-    } else {
+      rep->state = State();
+      return;
+    }
+    if (new_seal)
+      Log("info", "event=seal epoch=" + std::to_string(req.epoch) + " seal_lsn=" + std::to_string(req.lsn) +
+                      " cut=" + std::to_string(next.seal_cut) + " had_complete=" + std::to_string(fr.complete_lsn) +
+                      " had_highest=" + std::to_string(fr.highest_lsn) +
+                      " tail_end=" + std::to_string(next.tail.valid() ? next.tail.data_end : 0));
+    {
       std::lock_guard<std::mutex> l(meta_mu);
+      commit_hint = std::max(commit_hint, req.lsn2);
       meta = next;
     }
     catchup_cv.notify_all();
     rep->state = State();
+  }
+
+  // The seal's cut of the page store and the log, as recorded in m (after
+  // m was saved). The log's truncation record carries m.seal_epoch, which
+  // is how a restart tells whether it happened.
+  // Never below the log's start: a restart after a release past the cut
+  // has nothing there to cut (and TruncateAfter refuses it).
+  Status CutAfterSeal(const NodeMeta& m) {
+    Status s = pages->TruncateAfter(m.seal_lsn);
+    if (s.ok()) s = log->TruncateAfter(std::max(m.seal_cut, log->frontier().released_lsn), m.seal_epoch);
+    return s;
+  }
+
+  // The register a node keeps when a seal brings the recovered tail `sealed`
+  // (invalid: none) while it holds `cur` and is durable up to `durable`: as
+  // for a TailReq (HandleTail), a newer epoch replaces it, unless the node is
+  // behind the stream, its register in an earlier block and holding bytes it
+  // lacks as blocks: that register may be its only copy of acknowledged
+  // bytes; the writer re-puts its tail once the node has caught up.
+  static repl::TailImage SealedRegister(const repl::TailImage& cur, const repl::TailImage& sealed, Lsn durable) {
+    if (!sealed.valid() || sealed.epoch <= cur.epoch) return cur;
+    if (cur.valid() && sealed.block_lsn > cur.block_lsn && durable < cur.data_end) return cur;
+    return sealed;
   }
 
   bool HandleAppend(const Frame& req, Frame* rep) {
@@ -350,11 +396,14 @@ struct Node::Impl {
   void HandleTail(const Frame& req, Frame* rep) {
     if (!CheckWriter(req, rep, true)) return;
     repl::TailImage t{req.epoch, req.lsn, req.lsn2, req.data};
-    repl::TailImage cur;
+    // The register lives in node_meta, which the catch-up thread saves too.
+    std::lock_guard<std::mutex> ms(meta_save_mu);
+    NodeMeta next;
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      cur = tail;
+      next = meta;
     }
+    repl::TailImage cur = next.tail;
     bool newer = t.epoch > cur.epoch || (t.epoch == cur.epoch && (t.block_lsn > cur.block_lsn ||
                                                                    (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
     if (newer && cur.valid() && t.block_lsn > cur.block_lsn && log->frontier().durable_lsn < cur.data_end) {
@@ -375,11 +424,16 @@ struct Node::Impl {
       if (t.epoch > cur.epoch && log->frontier().durable_lsn < cur.data_end) newer = false;
     }
     if (newer) {
-      Status s = SaveTail(*fs, opt.data_dir, t);
+      // Sealed in t's epoch: every block we hold or fill below it is that
+      // writer's stream.
+      next.tail = t;
+      next.tail_anchored = true;
+      Status s = SaveNodeMeta(*fs, opt.data_dir, next);
       if (!s.ok()) return Fail(rep, s);
       Count(wire::NodeCounter::kTailWrites);
       std::lock_guard<std::mutex> l(meta_mu);
-      tail = t;
+      meta.tail = t;
+      meta.tail_anchored = true;
       cur = t;
     }
     rep->lsn = cur.block_lsn;
@@ -658,7 +712,7 @@ struct Node::Impl {
     repl::TailImage t;
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      t = tail;
+      t = meta.tail;
     }
     const LogFrontier fr = log->frontier();
     std::string why;
@@ -762,9 +816,33 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
     // peers (docs/design/logservice-node-rebuild.md).
     n.meta.rebuilding = true;
   }
-  auto tail = LoadTail(*n.fs, n.opt.data_dir);
-  if (tail.ok()) n.tail = *tail;
-  else if (!tail.status().is_not_found()) return tail.status();
+  // Versions 1 and 2 cut the log before saving the seal and kept no cut.
+  const bool legacy_meta = n.meta.tail_in_file;
+  if (n.meta.tail_in_file) {
+    // A node_meta of version 1 or 2: the register is in its own file. Move
+    // it into node_meta (one durable write), then drop the old file.
+    auto tail = LoadTail(*n.fs, n.opt.data_dir);
+    if (tail.ok()) n.meta.tail = *tail;
+    else if (!tail.status().is_not_found()) return tail.status();
+    n.meta.tail_in_file = false;
+    // What version 2 counted: the register if the history vouches for it.
+    n.meta.tail_anchored = n.meta.tail.valid() &&
+                           repl::TailBelongs(n.meta.history, n.meta.tail.epoch, n.meta.tail.block_lsn);
+    if (meta.ok()) {
+      STRATA_RETURN_IF_ERROR(SaveNodeMeta(*n.fs, n.opt.data_dir, n.meta));
+      Status s = n.fs->Remove(JoinPath(n.opt.data_dir, "tail"));
+      if (!s.ok() && !s.is_not_found()) return s;
+    }
+  }
+  // The seal saves node_meta and then cuts the log (HandleSeal); the cut's
+  // record carries the seal epoch. A log whose newest epoch is below it
+  // missed the cut: a crash in between. Cut now, before serving anything.
+  // (A log lost with its directory is empty and holds nothing to cut.)
+  if (*had_log && !legacy_meta && n.meta.seal_epoch > n.log->frontier().max_epoch) {
+    n.Log("info", "event=seal_cut_redone epoch=" + std::to_string(n.meta.seal_epoch) +
+                      " cut=" + std::to_string(n.meta.seal_cut));
+    STRATA_RETURN_IF_ERROR(n.CutAfterSeal(n.meta));
+  }
 
   if (n.opt.network) {
     n.network = n.opt.network;

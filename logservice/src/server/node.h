@@ -31,7 +31,11 @@
 // persists the promise, fdatasync + rename) before acknowledging it and from
 // then on refuses every request with an older epoch (kStaleEpoch). A writer
 // must also Seal the node in its epoch (truncating whatever a previous writer
-// left beyond the sealed stream) before its appends are accepted. The check
+// left beyond the sealed stream) before its appends are accepted. The seal
+// and the recovered tail it carries become the node's state in one durable
+// node_meta write, before the log is cut: the cut may remove the blocks that
+// carried the tail's bytes, and a node that crashes before the cut is done
+// cuts again at start (docs/design/logservice-seal-with-tail.md). The check
 // holds when a reply is built, not only when a request arrives: an append
 // queued under epoch E is acknowledged only if E is still the promised
 // (and sealed) epoch after its fdatasync; a promise of E+1 in between makes

@@ -8,7 +8,10 @@ namespace {
 
 // 2 added rebuilding + certify_lsn; a version 1 file is a member's (it was
 // written before nodes could rebuild) and reads as rebuilding = false.
-constexpr std::uint32_t kMetaVersion = 2;
+// 3 added each history entry's recovered end, the tail register and the
+// seal's cut (docs/design/logservice-seal-with-tail.md); older entries read
+// with an unknown end, the older register stays in its own file.
+constexpr std::uint32_t kMetaVersion = 3;
 constexpr std::uint32_t kTailVersion = 1;
 
 void Put64(std::string* o, std::uint64_t v) {
@@ -38,26 +41,35 @@ std::string EncodeNodeMeta(const NodeMeta& m) {
   for (std::uint64_t v : {std::uint64_t{kMetaVersion}, m.promised_epoch, m.writer_id, m.seal_epoch, m.seal_lsn,
                           std::uint64_t{m.self_index}, std::uint64_t{m.history.size()}})
     Put64(&o, v);
-  for (const auto& h : m.history) { Put64(&o, h.epoch); Put64(&o, h.lsn); }
+  for (const auto& h : m.history) { Put64(&o, h.epoch); Put64(&o, h.lsn); Put64(&o, h.end); }
   Put64(&o, m.peers.size());
   for (const auto& p : m.peers) PutStr(&o, p);
   Put64(&o, m.rebuilding ? 1 : 0);
   Put64(&o, m.certify_lsn);
+  Put64(&o, m.tail.epoch);
+  Put64(&o, m.tail.block_lsn);
+  Put64(&o, m.tail.data_end);
+  PutStr(&o, m.tail.image);
+  Put64(&o, m.tail_anchored ? 1 : 0);
+  Put64(&o, m.seal_cut);
   return o;
 }
 
 Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
   NodeMeta m;
   std::uint64_t version, self, nh, np;
-  if (!Get64(&in, &version) || (version != 1 && version != kMetaVersion))
+  if (!Get64(&in, &version) || version < 1 || version > kMetaVersion)
     return Status::Corruption("node meta: bad version");
   if (!Get64(&in, &m.promised_epoch) || !Get64(&in, &m.writer_id) || !Get64(&in, &m.seal_epoch) ||
       !Get64(&in, &m.seal_lsn) || !Get64(&in, &self) || !Get64(&in, &nh) || nh > wire::kMaxHistory)
     return Status::Corruption("node meta: truncated header");
   m.self_index = static_cast<std::uint32_t>(self);
   m.history.resize(nh);
-  for (auto& h : m.history)
-    if (!Get64(&in, &h.epoch) || !Get64(&in, &h.lsn)) return Status::Corruption("node meta: truncated history");
+  for (auto& h : m.history) {
+    if (!Get64(&in, &h.epoch) || !Get64(&in, &h.lsn) || (version >= 3 && !Get64(&in, &h.end)))
+      return Status::Corruption("node meta: truncated history");
+    if (h.end < h.lsn) return Status::Corruption("node meta: history entry ends below its seal");
+  }
   if (!Get64(&in, &np) || np > wire::kMaxPeers) return Status::Corruption("node meta: bad peer count");
   m.peers.resize(np);
   for (auto& p : m.peers)
@@ -67,6 +79,19 @@ Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
     if (!Get64(&in, &rebuilding) || rebuilding > 1 || !Get64(&in, &m.certify_lsn))
       return Status::Corruption("node meta: truncated rebuild state");
     m.rebuilding = rebuilding == 1;
+  }
+  if (version >= 3) {
+    repl::TailImage& t = m.tail;
+    std::uint64_t anchored;
+    if (!Get64(&in, &t.epoch) || !Get64(&in, &t.block_lsn) || !Get64(&in, &t.data_end) ||
+        !GetStr(&in, &t.image, wire::kMaxTailImage) || !Get64(&in, &anchored) || anchored > 1 ||
+        !Get64(&in, &m.seal_cut))
+      return Status::Corruption("node meta: truncated tail register");
+    m.tail_anchored = anchored == 1;
+    if (t.data_end != 0 && (t.data_end <= t.block_lsn || t.data_end - t.block_lsn > t.image.size()))
+      return Status::Corruption("node meta: tail register's data end outside its image");
+  } else {
+    m.tail_in_file = true;
   }
   if (!in.empty()) return Status::Corruption("node meta: trailing bytes");
   *out = std::move(m);

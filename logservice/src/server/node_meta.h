@@ -6,14 +6,20 @@
 // a node that starts without node_meta may have lost acknowledged data, so
 // it does not count toward any quorum until it is rebuilt; the flag is
 // kept here so that a crash halfway through a rebuild does not make the
-// node a member). And the tail register: the
-// overwritable last partial block, one slot, newest wins.
+// node a member). And the tail register: the overwritable last partial
+// block, one slot, newest wins. It lives here, next to the seal history
+// that vouches for it, so that a seal can cut the log and install the
+// recovered tail in one durable write (docs/design/logservice-seal-with-tail.md):
+// the write is the commit point, the log is cut after it, and `seal_cut`
+// lets a node that crashed in between cut again at start.
 //
-// Durability: both live in small files replaced atomically
-// (storage/durable_file.h: temp + fdatasync + rename + dir fsync, CRC32C).
-// A node persists a promise BEFORE acknowledging it and a tail image BEFORE
-// acknowledging it, so a crashed-and-restarted node never forgets either.
-// Not thread-safe: the node's worker thread owns them.
+// Durability: one small file replaced atomically (storage/durable_file.h:
+// temp + fdatasync + rename + dir fsync, CRC32C). A node persists a promise,
+// a seal and a tail image BEFORE acknowledging it, so a crashed-and-restarted
+// node never forgets either. Versions 1 and 2 kept the register in a file of
+// its own ("tail", still read: EncodeTail / DecodeTail); their history
+// entries read with an unknown end. Not thread-safe: the node's worker
+// thread owns it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -38,6 +44,17 @@ struct NodeMeta {
   // Highest certify LSN a writer sent with a seal in seal_epoch: the log
   // must reach it before a rebuilding node becomes a member again.
   Lsn certify_lsn = 0;
+  // The tail register (invalid: none), and whether the blocks below its
+  // block are its writer's stream (repl::NodeState::tail_anchored): set when
+  // it is written, cleared when a seal's histories diverge below its block.
+  repl::TailImage tail;
+  bool tail_anchored = false;
+  // Where the seal of seal_epoch cut the log (LogStore::TruncateAfter(seal_cut,
+  // seal_epoch)); a log whose newest epoch is below seal_epoch was not cut yet.
+  Lsn seal_cut = 0;
+  // Not stored: read from a version 1 or 2 file, whose tail register is in
+  // the old "tail" file (the node moves it here at start).
+  bool tail_in_file = false;
   bool operator==(const NodeMeta&) const = default;
 };
 

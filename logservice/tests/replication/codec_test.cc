@@ -24,7 +24,8 @@ Frame Populated(MsgType t) {
   switch (t) {
     case MsgType::kPromiseReq: f.writer_id = 99; break;
     case MsgType::kSealReq:
-      f.lsn = 4096; f.lsn2 = 8192; f.u32a = 1; f.history = {{1, 0}, {3, 4096}}; f.peers = {"tcp://a:1", "tcp://b:2"};
+      f.lsn = 4096; f.lsn2 = 8192; f.u32a = 1; f.history = {{1, 0, 0}, {3, 4096, 4100}}; f.peers = {"tcp://a:1", "tcp://b:2"};
+      f.tail = TailImage{42, 4096, 4100, std::string(512, 'r')};  // the header's epoch, at the seal LSN
       break;
     case MsgType::kAppendReq: f.lsn = 512; f.lsn2 = 256; f.data = std::string(700, 'x'); break;
     case MsgType::kAppendResp: f.lsn = 1024; f.lsn2 = 2048; break;
@@ -46,7 +47,8 @@ Frame Populated(MsgType t) {
       f.state.promised_epoch = 3; f.state.writer_id = 5; f.state.seal_epoch = 3; f.state.seal_lsn = 10;
       f.state.last_epoch = 3; f.state.released = 1; f.state.durable = 20; f.state.complete = 30; f.state.highest = 40;
       f.state.tail = TailImage{3, 20, 25, "tailimg"};
-      f.state.history = {{1, 0}, {3, 10}};
+      f.state.tail_anchored = true;
+      f.state.history = {{1, 0}, {3, 10, 25}};
       f.state.counters = {1, 2, 3};
       break;
     default: break;
@@ -70,6 +72,7 @@ TEST(Codec, EveryMessageTypeRoundTrips) {
     EXPECT_EQ(g.lsn2, f.lsn2);
     EXPECT_EQ(g.lsn3, f.lsn3);
     EXPECT_EQ(g.history, f.history);
+    EXPECT_EQ(g.tail, f.tail);
     EXPECT_EQ(g.peers, f.peers);
     EXPECT_EQ(g.ranges, f.ranges);
     EXPECT_EQ(g.state, f.state);
@@ -130,6 +133,22 @@ TEST(Codec, CapsAndContractsAreEnforced) {
   f = Populated(MsgType::kSealReq);
   f.u32a = 2;  // self index outside the peer list
   EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kSealReq);
+  f.history[1].end = f.history[1].lsn - 1;  // a writer's recovered log ends below its seal
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kSealReq);
+  f.tail.data_end = f.lsn + f.tail.image.size() + 1;  // the seal's tail: data end beyond its image
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kSealReq);
+  f.tail = TailImage{};
+  ASSERT_TRUE(Decode(Encode(f), &g).ok());  // no tail
+  EXPECT_FALSE(g.tail.valid());
+  std::string nt = Encode(f);  // no tail, but an image
+  const std::size_t img_len_at = nt.size() - 4;
+  nt.replace(img_len_at, 4, std::string("\x01\x00\x00\x00", 4));
+  nt += "x";
+  nt[wire::kBodyLengthOffset] = static_cast<char>(nt[wire::kBodyLengthOffset] + 1);
+  EXPECT_FALSE(Decode(nt, &g).ok());
   f = Populated(MsgType::kCkptGetResp);
   std::string b = Encode(f);
   b[wire::kHeaderSize + 2 + f.error.size()] = 2;  // "found" must be 0 or 1

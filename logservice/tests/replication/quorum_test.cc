@@ -141,6 +141,77 @@ TEST(Quorum, AnAcknowledgedTailBeyondAnotherNodesBlocksWinsRecovery) {
   EXPECT_EQ(*ChooseSource(s), 0u);
 }
 
+// Found by the simulator's soak (seed 586959091317). Writer 12 recovered
+// epoch 9's stream up to 112128 without a tail and made it durable on W
+// nodes before acknowledging; writer 11, dead in its Open, had sealed
+// another node at 106496 and put a tail there. Node 0 holds all writer 12
+// recovered but no byte of its own: its last byte is epoch 9's. It must
+// rank as writer 12 (its whole recovered log is there), above epoch 11's
+// tail, or [106496, 112128) is cut.
+TEST(Quorum, ALogThatHoldsANewerWritersRecoveredLogRanksAsThatWriter) {
+  std::vector<NodeState> s(2);
+  s[0].history = {{9, 65536, 65536}, {12, 112128, 112128}};
+  s[0].durable = 112128;
+  s[1].history = {{9, 65536, 65536}, {11, 106496, 106900}};
+  s[1].durable = 106496;
+  s[1].tail = TailImage{11, 106496, 106900, std::string(512, 't')};
+  EXPECT_EQ(RecoveredEpochAt(s[0].history, 112128), 12u);
+  EXPECT_EQ(*ChooseSource(s), 0u);
+  // Without recorded ends (a node_meta written before they were kept) the
+  // old rank applies: epoch 9's stream loses to epoch 11's tail.
+  s[0].history = {{9, 65536}, {12, 112128}};
+  EXPECT_EQ(*ChooseSource(s), 1u);
+}
+
+// Why the seal LSN alone is not enough (the first attempt at the case
+// above failed 11 of seeds 1..3000): writer 12 also recovered a tail beyond
+// its seal LSN, which node 0 lacks and node 1 holds as blocks of the stream
+// it was recovered from. Node 0 reached the seal LSN, not the recovered
+// end: it ranks by its last byte, and the node holding the tail's bytes wins.
+TEST(Quorum, ReachingASealLsnWithoutTheRecoveredTailIsNotEnough) {
+  std::vector<NodeState> s(2);
+  s[0].history = {{9, 0, 0}, {12, 1024, 1100}};  // recovered [0, 1024) + tail to 1100
+  s[0].durable = 1024;
+  s[1].history = {{9, 0, 0}};
+  s[1].durable = 1536;  // epoch 9's blocks, the tail's bytes among them
+  EXPECT_EQ(RecoveredEpochAt(s[0].history, 1024), 9u);
+  EXPECT_EQ(*ChooseSource(s), 1u);
+  // With the tail's bytes (re-put under 12), node 0 holds all of it.
+  s[0].tail = TailImage{12, 1024, 1100, std::string(512, 'r')};
+  EXPECT_EQ(*ChooseSource(s), 0u);
+}
+
+// Found by the simulator (seed 4489 while the seal learned to carry the
+// tail). Node 0 held writer 10's recovered tail (block 11392, to 11405, the
+// only copy it had of bytes writer 8 acknowledged) and was behind: writer
+// 12, which had recovered from another node without writer 10 in its
+// history, sealed it at 11456 and it kept the register. Its history no
+// longer vouches for the register, but the seal did not cut below the
+// register's block: the blocks below are still writer 10's stream, so the
+// register is anchored and counts, and the recovery takes it.
+TEST(Quorum, AnAnchoredRegisterCountsAfterADivergingSeal) {
+  std::vector<NodeState> s(2);
+  s[0].history = {{8, 10496, 10523}, {9, 11456, 11503}, {11, 11456, 11503}, {12, 11456, 11503}};
+  s[0].durable = 11392;
+  s[0].tail = TailImage{10, 11392, 11405, std::string(64, 'a')};
+  s[0].tail_anchored = true;
+  s[1].history = s[0].history;
+  s[1].durable = 8384;
+  ASSERT_EQ(*ChooseSource(s), 0u);
+  EXPECT_EQ(CountedRegisterEpoch(s[0]), 10u);
+  EXPECT_EQ(ChooseTail(s, s[0].history, 11392, CountedRegisterEpoch(s[0])), s[0].tail);
+  EXPECT_FALSE(ChooseTail(s, s[0].history, 11392).valid());  // by the history alone it does not belong
+  // Not anchored (a seal cut below its block): the register counts for nothing.
+  s[0].tail_anchored = false;
+  EXPECT_EQ(CountedRegisterEpoch(s[0]), 0u);
+  // Anchored, but a newer writer's whole recovered log ends at the block
+  // without it: that writer never had those bytes acknowledged, and the
+  // log ranks as that writer, unextended.
+  s[0].tail_anchored = true;
+  s[0].history.push_back({13, 11392, 11392});
+  EXPECT_EQ(CountedRegisterEpoch(s[0]), 0u);
+}
+
 TEST(Quorum, TailChoiceNewestEpochThenLongestAtTheEndOfTheSameStream) {
   const std::vector<SealEntry> h = {{1, 0}, {2, 512}};
   std::vector<NodeState> s(4);
