@@ -18,7 +18,9 @@
 #include <string>
 
 #include "codec.h"
+#include "durable_file.h"
 #include "node.h"
+#include "node_meta.h"
 #include "rpc.h"
 #include "strata/logservice/fault_injection_file_system.h"
 #include "strata/rdma/rdma.h"
@@ -198,6 +200,38 @@ TEST_F(SealTail, ACrashAtAnyPointOfTheSealKeepsTheTailsBytes) {
   EXPECT_TRUE(completed) << "the seal never completed within 64 mutations";
   EXPECT_GT(saw_old, 0);
   EXPECT_GT(saw_new, 0);
+}
+
+// A node upgraded from node_meta version 2, whose register lived in the
+// "tail" file: it starts with the register in node_meta (anchored, its
+// history vouching for it), the old file gone, and keeps it across a crash.
+TEST_F(SealTail, AVersionTwoNodeMovesItsRegisterIntoNodeMeta) {
+  ASSERT_TRUE(transport_.ok());
+  ASSERT_TRUE(fs_->CreateDirs("/n1/redo").ok());  // an empty log: no seal record, which version 2 kept nowhere
+  std::string v2;
+  auto put64 = [&v2](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) v2.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  // version, promised, writer, seal epoch, seal LSN, self index, 1 entry
+  // (epoch 3 sealed at 0), no peers, not rebuilding, certify 0.
+  for (std::uint64_t v : {2, 3, 30, 3, 0, 0, 1, 3, 0, 0, 0, 0}) put64(v);
+  ASSERT_TRUE(storage::WriteDurableFile(*fs_, "/n1", "node_meta", storage::DurableFileKind::kNodeMeta, v2).ok());
+  const repl::TailImage t{3, 0, 40, Bytes(0, 512)};
+  ASSERT_TRUE(server::SaveTail(*fs_, "/n1", t).ok());
+  ASSERT_NO_FATAL_FAILURE(StartNode());
+  repl::NodeState st = node_->State();
+  EXPECT_EQ(st.promised_epoch, 3u);
+  EXPECT_EQ(st.tail, t);
+  EXPECT_TRUE(st.tail_anchored);
+  ASSERT_EQ(st.history.size(), 1u);
+  EXPECT_EQ(st.history[0].end, repl::kUnknownEnd);
+  EXPECT_TRUE(server::LoadTail(*fs_, "/n1").status().is_not_found());
+  EXPECT_FALSE(node_->State().rebuilding);
+  ASSERT_NO_FATAL_FAILURE(CrashAndRestart());
+  st = node_->State();
+  EXPECT_EQ(st.tail, t);
+  EXPECT_TRUE(st.tail_anchored);
+  EXPECT_EQ(bad_lines_, "");
 }
 
 }  // namespace
