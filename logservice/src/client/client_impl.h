@@ -198,6 +198,13 @@ struct LogClient::Impl {
       std::lock_guard<std::mutex> l(mu);
       NodeLink& nl = nodes[i];
       if (nl.gen != gen) return;
+      // A late PromiseResp answers a round Open gave up on, under an older
+      // candidate epoch: its refusal fences that epoch, not ours (found by
+      // the simulator's soak, seed 535958196031: a writer fenced itself
+      // with a refusal of epoch 42 after it had opened at 44). Any other
+      // refusal of our requests carries a newer epoch and fences us.
+      const bool stale_promise_round = f.type == MsgType::kPromiseResp && !NewerLocked(f);
+      if (stale_promise_round) return;
       if (f.code == ReplyCode::kStaleEpoch || NewerLocked(f)) {
         FenceLocked(i, f);
         return;

@@ -139,13 +139,15 @@ bool ReachesCertifyLsn(Lsn durable, const TailImage& tail, Epoch seal_epoch, Lsn
   return tail.valid() && tail.epoch == seal_epoch && tail.block_lsn <= durable && tail.data_end >= certify_lsn;
 }
 
-std::string WhyNotMember(Epoch seal_epoch, Epoch promised_epoch, std::size_t peers,
+std::string WhyNotMember(Epoch seal_epoch, Epoch promised_epoch, std::uint64_t writer_id, std::size_t peers,
                          const std::vector<NodeState>& answers) {
   if (seal_epoch == 0) return "not sealed by any writer";
   for (const auto& a : answers) {
     if (a.promised_epoch > promised_epoch)
       return "peer " + a.node_id + " promised epoch " + std::to_string(a.promised_epoch) + ", above our promise " +
              std::to_string(promised_epoch);
+    if (a.promised_epoch == promised_epoch && a.writer_id != writer_id)
+      return "peer " + a.node_id + " promised our epoch " + std::to_string(promised_epoch) + " to another writer";
     if (a.rebuilding && a.seal_epoch < seal_epoch)
       return "peer " + a.node_id + " is rebuilding and not sealed in epoch " + std::to_string(seal_epoch) + " yet";
   }

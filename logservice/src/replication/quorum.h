@@ -132,13 +132,17 @@ bool ReachesCertifyLsn(Lsn durable, const TailImage& tail, Epoch seal_epoch, Lsn
 // sealed it; at least R - 1 peers still hold it, and since the node does
 // not know W it asks them all (R - 1 of N - 1 are certainly seen only by
 // asking W of them, which is all of them for N = 3). A promise the node
-// holds itself it has not forgotten. And every peer still rebuilding has
+// holds itself it has not forgotten, unless a peer holds the same epoch for
+// another writer (`writer_id`: the one the node promised it to): the node
+// may have promised that epoch to that writer before it lost its disk, and
+// a second writer would now hold the same epoch (found by the simulator's
+// soak, seed 780223869627: two writers sealed epoch 25). And every peer still rebuilding has
 // been sealed at least in our seal epoch: in a new cluster, a node must not
 // become a member while another has not even been sealed, or a writer that
 // dies then leaves one member and nodes that can never be sealed (a
 // recovery needs R members; only all N rebuilding count as a new cluster).
 // Empty if so, else why not.
-std::string WhyNotMember(Epoch seal_epoch, Epoch promised_epoch, std::size_t peers,
+std::string WhyNotMember(Epoch seal_epoch, Epoch promised_epoch, std::uint64_t writer_id, std::size_t peers,
                          const std::vector<NodeState>& answers);
 
 }  // namespace strata::logservice::repl

@@ -732,7 +732,7 @@ struct Node::Impl {
         if (rep.ok() && rep->code == ReplyCode::kOk) answers.push_back(rep->state);
         (*ch)->Close();
       }
-      why = repl::WhyNotMember(m.seal_epoch, m.promised_epoch, peers, answers);
+      why = repl::WhyNotMember(m.seal_epoch, m.promised_epoch, m.writer_id, peers, answers);
     }
     if (!why.empty()) {
       if (why.substr(0, 7) != last_member_wait.substr(0, 7))  // once per kind of reason, not per check

@@ -295,18 +295,24 @@ TEST(Quorum, ARebuildingNodeMustReachTheCertifyLsnInBlocksOrInItsTail) {
 TEST(Quorum, ARebuildingNodeBecomesAMemberOnlyWhenEveryPeerAllowsIt) {
   NodeState b = Member("b", 0), c = Member("c", 0);
   b.promised_epoch = c.promised_epoch = 7;
-  EXPECT_EQ(WhyNotMember(7, 7, 2, {b, c}), "");
-  EXPECT_EQ(WhyNotMember(0, 7, 2, {b, c}), "not sealed by any writer");
-  EXPECT_EQ(WhyNotMember(7, 7, 2, {b}), "1 of 2 peers answered");
+  EXPECT_EQ(WhyNotMember(7, 7, 0, 2, {b, c}), "");
+  EXPECT_EQ(WhyNotMember(0, 7, 0, 2, {b, c}), "not sealed by any writer");
+  EXPECT_EQ(WhyNotMember(7, 7, 0, 2, {b}), "1 of 2 peers answered");
   c.promised_epoch = 9;  // a newer writer, whose promise we may have lost
-  EXPECT_NE(WhyNotMember(7, 7, 2, {b, c}).find("promised epoch 9"), std::string::npos);
-  EXPECT_EQ(WhyNotMember(7, 9, 2, {b, c}), "") << "a promise we hold ourselves is not forgotten";
+  EXPECT_NE(WhyNotMember(7, 7, 0, 2, {b, c}).find("promised epoch 9"), std::string::npos);
+  EXPECT_EQ(WhyNotMember(7, 9, 0, 2, {b, c}), "") << "a promise we hold ourselves is not forgotten";
+  // Unless a peer holds that epoch for another writer: we may have promised
+  // it to that writer before we lost our disk (seed 780223869627).
+  c.writer_id = 33;
+  EXPECT_NE(WhyNotMember(7, 9, 44, 2, {b, c}).find("promised our epoch 9 to another writer"), std::string::npos);
+  EXPECT_EQ(WhyNotMember(7, 9, 33, 2, {b, c}), "");
+  c.writer_id = 0;
   NodeState d = Rebuilding("d");
   d.promised_epoch = 7;
   d.seal_epoch = 0;  // never sealed: a new cluster must not get a lone member
-  EXPECT_NE(WhyNotMember(7, 7, 2, {b, d}).find("not sealed in epoch 7"), std::string::npos);
+  EXPECT_NE(WhyNotMember(7, 7, 0, 2, {b, d}).find("not sealed in epoch 7"), std::string::npos);
   d.seal_epoch = 7;
-  EXPECT_EQ(WhyNotMember(7, 7, 2, {b, d}), "");
+  EXPECT_EQ(WhyNotMember(7, 7, 0, 2, {b, d}), "");
 }
 
 }  // namespace
