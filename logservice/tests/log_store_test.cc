@@ -202,6 +202,36 @@ TEST_F(LogStoreTest, ReleaseBelowDeletesWholeSegmentsAndBoundsDisk) {
   ASSERT_OK(store->ReleaseBelow(500));  // below: no-op
 }
 
+// Rebuilding from a peer: the log moves its start past what the store
+// ever held (the peer released below there), keeps what it has above, and
+// reopens there after a crash; appends before the new start are skipped.
+TEST_F(LogStoreTest, StartAtMovesTheStartPastWhatTheStoreHolds) {
+  auto store = Open();
+  ASSERT_TRUE(store->Append(1000, 1, std::string(100, 'a')).ok());
+  ASSERT_TRUE(store->Append(5000, 1, std::string(100, 'b')).ok());  // beyond a gap
+  ASSERT_OK(store->Sync());
+  EXPECT_EQ(store->frontier().durable_lsn, 1100u);
+  EXPECT_EQ(store->ReleaseBelow(5000).code(), StatusCode::kInvalidArgument) << "ReleaseBelow stays bounded";
+  ASSERT_OK(store->StartAt(5000));
+  LogFrontier f = store->frontier();
+  EXPECT_EQ(f.released_lsn, 5000u);
+  EXPECT_EQ(f.durable_lsn, 5100u) << "the range held above the new start joins the gap-free prefix";
+  EXPECT_TRUE(store->Read(4999, 10).status().is_not_found());
+  EXPECT_EQ(Concat(*store->Read(5000, 1000)), std::string(100, 'b'));
+  // A copy from a peer that starts lower: the released part is skipped, the
+  // part already held is a duplicate, only [5100, 5150) is new.
+  ASSERT_TRUE(store->Append(4900, 1, std::string(250, 'b')).ok());
+  ASSERT_OK(store->Sync());
+  ASSERT_OK(store->StartAt(4000));  // below: no-op
+  store.reset();
+  fs->SimulateCrash();
+  store = Open();
+  f = store->frontier();
+  EXPECT_EQ(f.released_lsn, 5000u);
+  EXPECT_EQ(f.durable_lsn, 5150u);
+  EXPECT_EQ(Concat(*store->Read(5000, 1000)), std::string(150, 'b'));
+}
+
 TEST_F(LogStoreTest, ConcurrentAppendersSyncerAndReaders) {
   segment_bytes = 4096;  // rollovers race with syncs and reads too
   auto store = Open();

@@ -1,16 +1,31 @@
-// logservicectl: admin CLI for log service nodes. Today one command:
+// logservicectl: admin CLI for log service nodes.
 //
-//   logservicectl status --nodes=tcp://10.0.0.1:7100,tcp://10.0.0.2:7100 \
-//                        --cluster_id=prod-1 --secret_file=/etc/strata/secret [--json]
+//   logservicectl status --admin=10.0.0.1:7200,10.0.0.2:7200 --token_file=F
+//                        [--tls_ca_file=CA.pem [--tls_server_name=NAME]] [--json]
+//     asks each node's gRPC admin endpoint (logserviced --admin_listen) for
+//     its state: epoch, seal, durable/complete LSN, segments, disk use,
+//     counters, volume. The read-only or the admin token will do.
 //
-// It asks every node for its state over the replication transport (a
-// StatusReq message; see docs/logservice-replication.md "Admin") and prints
-// one line per node: epoch, seal, durable/complete LSN, segments, disk use and
-// counters. Exit code 0 if every node answered, 1 otherwise.
+//   logservicectl drop-volume --admin=A,B,C --token_file=F --cluster_id=ID [TLS]
+//     empties every node's volume (redo, pages, checkpoint, tail) and fences
+//     its writers; the node then serves no writer until create-volume.
+//     --cluster_id is required and must be the nodes' own (a node of another
+//     cluster refuses and keeps its data). Admin token only.
 //
-//   logservicectl status --admin=127.0.0.1:7200,127.0.0.1:7201 [--json]
+//   logservicectl create-volume --admin=A,B,C --token_file=F [TLS]
+//     gives every node whose volume was dropped an empty one again; a writer
+//     (mysqld --initialize) then starts at LSN 0. Admin token only. Refused,
+//     changing nothing, while any listed node answers no status or still
+//     holds log (a partial drop would let the next writer recover the old
+//     log from that node).
 //
-// asks the nodes' gRPC admin endpoints (logserviced --admin_listen) instead.
+//   logservicectl status --nodes=tcp://10.0.0.1:7100,... --cluster_id=prod-1 --secret_file=F [--json]
+//     the same status over the replication transport, authenticated with the
+//     writers' cluster secret: for builds without gRPC.
+//
+// Output: one line per node ("key=value ..." or JSON with --json); a node
+// that fails gets an error= line. Exit code 0 if every node succeeded, 1
+// otherwise, 2 for a usage error.
 #include <iostream>
 #include <map>
 #include <string>
@@ -20,90 +35,185 @@
 #include "config.h"
 #include "rpc.h"
 #ifdef STRATA_LOGSERVICE_WITH_GRPC
-#include <grpcpp/grpcpp.h>
-
-#include "admin.grpc.pb.h"
+#include "admin_client.h"
 #endif
 
 using namespace strata::logservice;
 
 namespace {
-void Print(const std::vector<std::pair<std::string, std::string>>& kv, bool json) {
+
+constexpr const char* kUsage =
+    "usage: logservicectl status --admin=H:P,... --token_file=FILE [--tls_ca_file=FILE [--tls_server_name=NAME]] "
+    "[--json]\n"
+    "       logservicectl drop-volume --admin=H:P,... --token_file=FILE --cluster_id=ID [--tls_ca_file=FILE ...]\n"
+    "       logservicectl create-volume --admin=H:P,... --token_file=FILE [--tls_ca_file=FILE ...]\n"
+    "       logservicectl status --nodes=A,B,C --cluster_id=ID --secret_file=FILE [--json]\n";
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+std::string JsonEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  }
+  return o;
+}
+
+void Print(const KeyValues& kv, bool json) {
   std::string line;
   for (std::size_t i = 0; i < kv.size(); ++i) {
-    if (json) line += (i ? ",\"" : "{\"") + kv[i].first + "\":\"" + kv[i].second + "\"";
-    else line += (i ? " " : "") + kv[i].first + "=" + kv[i].second;
+    const auto& [k, v] = kv[i];
+    if (json) {
+      line += (i ? ",\"" : "{\"") + k + "\":\"" + JsonEscape(v) + "\"";
+    } else {
+      const bool quote = v.find(' ') != std::string::npos || v.empty();
+      line += (i ? " " : "") + k + "=" + (quote ? "\"" + v + "\"" : v);
+    }
   }
   std::cout << line << (json ? "}" : "") << "\n";
 }
 
-#ifdef STRATA_LOGSERVICE_WITH_GRPC
-int AdminStatus(const std::string& addrs, bool json) {
-  int rc = 0;
-  for (const auto& addr : server::SplitList(addrs)) {
-    auto stub = admin::Admin::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-    admin::NodeStatus s;
-    grpc::Status st = stub->GetStatus(&ctx, admin::GetStatusRequest(), &s);
-    if (!st.ok()) {
-      rc = 1;
-      Print({{"admin", addr}, {"error", st.error_message()}}, json);
-      continue;
+struct Args {
+  std::string command;
+  std::string nodes, admin, cluster, secret_file, token_file, tls_ca_file, tls_server_name;
+  bool cluster_given = false;
+  bool json = false;
+};
+
+bool Parse(const std::vector<std::string>& argv, Args* a) {
+  if (argv.empty()) return false;
+  a->command = argv[0];
+  a->cluster = "strata";
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& s = argv[i];
+    const auto eq = s.find('=');
+    const std::string key = s.substr(0, eq);
+    const std::string val = eq == std::string::npos ? "" : s.substr(eq + 1);
+    if (s == "--json") a->json = true;
+    else if (key == "--nodes") a->nodes = val;
+    else if (key == "--admin") a->admin = val;
+    else if (key == "--cluster_id") a->cluster = val, a->cluster_given = true;
+    else if (key == "--secret_file") a->secret_file = val;
+    else if (key == "--token_file") a->token_file = val;
+    else if (key == "--tls_ca_file") a->tls_ca_file = val;
+    else if (key == "--tls_server_name") a->tls_server_name = val;
+    else {
+      std::cerr << "logservicectl: unknown argument " << s << "\n";
+      return false;
     }
-    std::vector<std::pair<std::string, std::string>> kv = {
-        {"admin", addr},
-        {"node", s.node_id()},
-        {"promised_epoch", std::to_string(s.promised_epoch())},
-        {"seal_epoch", std::to_string(s.seal_epoch())},
-        {"seal_lsn", std::to_string(s.seal_lsn())},
-        {"durable_lsn", std::to_string(s.durable_lsn())},
-        {"complete_lsn", std::to_string(s.complete_lsn())},
-        {"highest_lsn", std::to_string(s.highest_lsn())}};
-    std::map<std::string, std::uint64_t> sorted(s.counters().begin(), s.counters().end());
-    for (const auto& [k, v] : sorted) kv.emplace_back(k, std::to_string(v));
-    Print(kv, json);
+  }
+  return true;
+}
+
+#ifdef STRATA_LOGSERVICE_WITH_GRPC
+// Runs `call` against every admin endpoint; 0 if all succeeded.
+template <typename Call>
+int ForEachAdmin(const Args& a, Call call) {
+  admin::AdminClientOptions o;
+  o.tls_ca_file = a.tls_ca_file;
+  o.tls_server_name = a.tls_server_name;
+  if (!a.token_file.empty()) {
+    auto t = server::ReadSecretFile(a.token_file);
+    if (!t.ok()) {
+      std::cerr << "logservicectl: --token_file: " << t.status().message() << "\n";
+      return 2;
+    }
+    o.token = *t;
+  }
+  int rc = 0;
+  for (const auto& addr : server::SplitList(a.admin)) {
+    auto client = admin::AdminClient::Connect(addr, o);
+    if (!client.ok()) {
+      std::cerr << "logservicectl: " << client.status().message() << "\n";
+      return 2;
+    }
+    if (!call(addr, **client)) rc = 1;
   }
   return rc;
 }
-#endif
-}  // namespace
 
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] != "status") {
-    std::cerr << "usage: logservicectl status --nodes=A,B,C --cluster_id=ID --secret_file=FILE [--json]\n";
-    return 2;
-  }
-  std::string nodes, cluster = "strata", secret_file, admin_addrs;
-  bool json = false;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto val = [&](const char* k) { return a.rfind(k, 0) == 0 ? a.substr(std::string(k).size()) : std::string(); };
-    if (a == "--json") json = true;
-    else if (a.rfind("--nodes=", 0) == 0) nodes = val("--nodes=");
-    else if (a.rfind("--admin=", 0) == 0) admin_addrs = val("--admin=");
-    else if (a.rfind("--cluster_id=", 0) == 0) cluster = val("--cluster_id=");
-    else if (a.rfind("--secret_file=", 0) == 0) secret_file = val("--secret_file=");
-    else {
-      std::cerr << "logservicectl: unknown argument " << a << "\n";
-      return 2;
+int AdminStatus(const Args& a) {
+  return ForEachAdmin(a, [&](const std::string& addr, admin::AdminClient& c) {
+    admin::NodeStatus s;
+    const grpc::Status st = c.GetStatus(&s);
+    if (!st.ok()) {
+      Print({{"admin", addr}, {"error", admin::Describe(st)}}, a.json);
+      return false;
     }
-  }
-  if (!admin_addrs.empty()) {
-#ifdef STRATA_LOGSERVICE_WITH_GRPC
-    return AdminStatus(admin_addrs, json);
-#else
-    std::cerr << "logservicectl: built without gRPC; use --nodes\n";
+    KeyValues kv = {{"admin", addr},
+                    {"node", s.node_id()},
+                    {"volume", s.volume()},
+                    {"promised_epoch", std::to_string(s.promised_epoch())},
+                    {"seal_epoch", std::to_string(s.seal_epoch())},
+                    {"seal_lsn", std::to_string(s.seal_lsn())},
+                    {"durable_lsn", std::to_string(s.durable_lsn())},
+                    {"complete_lsn", std::to_string(s.complete_lsn())},
+                    {"highest_lsn", std::to_string(s.highest_lsn())}};
+    std::map<std::string, std::uint64_t> sorted(s.counters().begin(), s.counters().end());
+    for (const auto& [k, v] : sorted) kv.emplace_back(k, std::to_string(v));
+    Print(kv, a.json);
+    return true;
+  });
+}
+
+// create-volume goes ahead only when no node still holds data: a node left
+// out of the drop would hand the old log to the next writer's recovery,
+// which copies it to the others.
+int CheckEveryNodeEmpty(const Args& a) {
+  return ForEachAdmin(a, [&](const std::string& addr, admin::AdminClient& c) {
+    admin::NodeStatus s;
+    const grpc::Status st = c.GetStatus(&s);
+    if (!st.ok()) {
+      Print({{"admin", addr}, {"error", "cannot check the node before creating: " + admin::Describe(st)}}, a.json);
+      return false;
+    }
+    if (s.volume() == "present" && s.highest_lsn() > 0) {
+      Print({{"admin", addr},
+             {"node", s.node_id()},
+             {"error", "still holds a volume (highest_lsn " + std::to_string(s.highest_lsn()) +
+                           "): drop-volume on every node first; nothing was created"}},
+            a.json);
+      return false;
+    }
+    return true;
+  });
+}
+
+int AdminVolumeAction(const Args& a) {
+  const bool drop = a.command == "drop-volume";
+  if (drop && !a.cluster_given) {
+    std::cerr << "logservicectl: drop-volume destroys the nodes' redo; confirm with --cluster_id=<the nodes' "
+                 "cluster id>\n";
     return 2;
-#endif
   }
-  auto secret = server::ReadSecretFile(secret_file);
+  if (!drop) {
+    if (const int rc = CheckEveryNodeEmpty(a); rc != 0) return rc;
+  }
+  return ForEachAdmin(a, [&](const std::string& addr, admin::AdminClient& c) {
+    admin::VolumeReply r;
+    const grpc::Status st = drop ? c.DropVolume(a.cluster, &r) : c.CreateVolume(&r);
+    if (!st.ok()) {
+      Print({{"admin", addr}, {"error", admin::Describe(st)}}, a.json);
+      return false;
+    }
+    Print({{"admin", addr},
+           {"node", r.node_id()},
+           {"result", r.changed() ? (drop ? "dropped" : "created") : "unchanged"},
+           {"detail", r.detail()}},
+          a.json);
+    return true;
+  });
+}
+#endif
+
+int TransportStatus(const Args& a) {
+  auto secret = server::ReadSecretFile(a.secret_file);
   if (!secret.ok()) {
     std::cerr << "logservicectl: " << secret.status().message() << "\n";
     return 2;
   }
-  auto t = strata::rdma::Transport::Create(repl::ReplicationTransportOptions(cluster, *secret));
+  auto t = strata::rdma::Transport::Create(repl::ReplicationTransportOptions(a.cluster, *secret));
   if (!t.ok()) {
     std::cerr << "logservicectl: " << t.status().message() << "\n";
     return 2;
@@ -112,20 +222,17 @@ int main(int argc, char** argv) {
                                                   "disk_bytes", "stale_refused", "gap_fill_bytes",
                                                   "tail_writes", "reads", "promises", "seals"};
   int rc = 0;
-  for (const auto& addr : server::SplitList(nodes)) {
-    std::string line;
+  for (const auto& addr : server::SplitList(a.nodes)) {
     auto ch = repl::RpcChannel::Connect(**t, addr, nullptr, nullptr);
     Result<repl::Frame> rep = ch.ok() ? (*ch)->Call(repl::Frame{}, std::chrono::milliseconds(3000))
                                       : Result<repl::Frame>(ch.status());
     if (!rep.ok()) {
       rc = 1;
-      line = json ? "{\"address\":\"" + addr + "\",\"error\":\"" + rep.status().message() + "\"}"
-                  : "address=" + addr + " error=\"" + rep.status().message() + "\"";
-      std::cout << line << "\n";
+      Print({{"address", addr}, {"error", rep.status().message()}}, a.json);
       continue;
     }
     const repl::NodeState& s = rep->state;
-    std::vector<std::pair<std::string, std::string>> kv = {
+    KeyValues kv = {
         {"address", addr},
         {"node", s.node_id},
         {"promised_epoch", std::to_string(s.promised_epoch)},
@@ -140,11 +247,35 @@ int main(int argc, char** argv) {
                      std::to_string(s.tail.epoch)}};
     for (std::size_t i = 0; i < s.counters.size() && i < std::size(kCounterNames); ++i)
       kv.emplace_back(kCounterNames[i], std::to_string(s.counters[i]));
-    for (std::size_t i = 0; i < kv.size(); ++i) {
-      if (json) line += (i ? ",\"" : "{\"") + kv[i].first + "\":\"" + kv[i].second + "\"";
-      else line += (i ? " " : "") + kv[i].first + "=" + kv[i].second;
-    }
-    std::cout << line << (json ? "}" : "") << "\n";
+    Print(kv, a.json);
   }
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!Parse(std::vector<std::string>(argv + 1, argv + argc), &a)) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const bool volume_action = a.command == "drop-volume" || a.command == "create-volume";
+  if (a.command != "status" && !volume_action) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  if (volume_action && a.admin.empty()) {
+    std::cerr << "logservicectl: " << a.command << " goes through the nodes' admin API: give --admin=H:P,...\n";
+    return 2;
+  }
+  if (!a.admin.empty()) {
+#ifdef STRATA_LOGSERVICE_WITH_GRPC
+    return volume_action ? AdminVolumeAction(a) : AdminStatus(a);
+#else
+    std::cerr << "logservicectl: built without gRPC: no --admin (status works with --nodes)\n";
+    return 2;
+#endif
+  }
+  return TransportStatus(a);
 }

@@ -22,7 +22,8 @@ using namespace strata::rdma;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   // First byte picks the limits, so bulk and tiny limits get explored too.
-  const FrameLimits limits{data[0] % 2 ? 256u : 65536u, data[0] % 3 ? 4096u : 0u};
+  // Bit 3: before authentication (only handshake frames may pass).
+  const FrameLimits limits{data[0] % 2 ? 256u : 65536u, data[0] % 3 ? 4096u : 0u, (data[0] & 8) != 0};
   std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data + 1), reinterpret_cast<const std::byte*>(data + size));
   if (data[0] & 4) {
     // Re-seal checksums so mutations reach the code behind the checksum
@@ -42,6 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (outcome != ParseOutcome::kFrame) break;
     if (frame.consumed > stream.size() || frame.consumed != wire::kHeaderSize + frame.payload.size()) std::abort();
     if (frame.header.type == wire::FrameType::kData && frame.payload.size() > limits.max_data_payload) std::abort();
+    // An unauthenticated peer gets nothing past the header but a handshake
+    // frame of at most a control payload.
+    if (limits.handshake_only &&
+        (frame.payload.size() > wire::kMaxControlPayload ||
+         (frame.header.type != wire::FrameType::kChallenge && frame.header.type != wire::FrameType::kAuth &&
+          frame.header.type != wire::FrameType::kAccept && frame.header.type != wire::FrameType::kRefuse)))
+      std::abort();
     if (frame.header.type == wire::FrameType::kAuth) {
       Nonce nonce{};
       (void)VerifyAuth(frame.payload, "secret", "cluster", nonce);
@@ -78,5 +86,5 @@ extern "C" void StrataFuzzSeeds(std::vector<std::string>* seeds) {
   add(wire::FrameType::kCredit, 0, 0, 0);
   add(wire::FrameType::kPing, 0, 0, 0);
   add(wire::FrameType::kClose, 5, 0, 0);
-  for (char mode : {'\x00', '\x01', '\x04', '\x05'}) seeds->push_back(std::string(1, mode) + stream);
+  for (char mode : {'\x00', '\x01', '\x04', '\x05', '\x0c', '\x0d'}) seeds->push_back(std::string(1, mode) + stream);
 }

@@ -8,6 +8,10 @@ namespace strata::rdma {
 namespace {
 
 constexpr uint64_t kBulkTokenBit = uint64_t{1} << 63;
+// Control frames that may wait at once: during the handshake (a server
+// queues CHALLENGE, then ACCEPT or REFUSE; a client AUTH), and after it.
+constexpr size_t kHandshakeControlFrames = 4;
+constexpr size_t kControlFrames = 64;
 // Send: payloads at least this big wait for a full socket to drain rather
 // than being copied into the send arena (see Enqueue).
 constexpr size_t kDirectWaitMinBytes = 16 * 1024;
@@ -27,6 +31,14 @@ std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 
 ConnectionCore::ConnectionCore(std::shared_ptr<TransportContext> ctx, Role role, Scheme scheme, std::string peer)
     : ctx_(std::move(ctx)), role_(role), scheme_(scheme), peer_(std::move(peer)) {
+  // The handshake's frames only; PrepareSessionLocked adds the rest.
+  ctrl_ = FixedQueue<OutFrame>(kHandshakeControlFrames);
+  Account(int64_t(ctrl_.capacity()) * int64_t{sizeof(OutFrame)});
+}
+
+Status ConnectionCore::PrepareSessionLocked() {
+  if (session_ready_) return Status::Ok();
+  session_ready_ = true;
   const auto& o = ctx_->options;
   const uint32_t max_frame = static_cast<uint32_t>(wire::kHeaderSize) + o.max_message_size;
   // The arena must hold two maximal frames so one can always be queued
@@ -37,18 +49,29 @@ ConnectionCore::ConnectionCore(std::shared_ptr<TransportContext> ctx, Role role,
   send_arena_size_ = arena;
   send_alloc_ = RingAllocator(arena, wire::kBulkAlign, max_frames);
   msgs_ = FixedQueue<OutFrame>(max_frames);
-  ctrl_ = FixedQueue<OutFrame>(64);
+  const size_t ctrl_before = ctrl_.capacity();
+  ctrl_.Grow(kControlFrames);
   done_.reserve(64);
-  bulk_releaser_ = InOrderReleaser(std::max<uint32_t>(o.receive_credits, 1));
+  const uint32_t credits = std::max<uint32_t>(o.receive_credits, 1);
+  bulk_releaser_ = InOrderReleaser(credits);
+  Account(int64_t{arena} + int64_t(msgs_.capacity() + ctrl_.capacity() - ctrl_before) * int64_t{sizeof(OutFrame)} +
+          int64_t(done_.capacity() * sizeof(done_[0])) + credits / 8);
+  return AllocateSessionLocked();
 }
 
-ConnectionCore::~ConnectionCore() = default;
+ConnectionCore::~ConnectionCore() { ctx_->connection_bytes.fetch_sub(accounted_bytes_.load()); }
+
+void ConnectionCore::Account(int64_t bytes) {
+  accounted_bytes_.fetch_add(bytes);
+  ctx_->connection_bytes.fetch_add(bytes);
+}
 
 std::string ConnectionCore::Describe() const {
   return std::string(SchemeName(scheme_)) + " connection " + (role_ == Role::kClient ? "to " : "from ") + peer_;
 }
 
 FrameLimits ConnectionCore::ReceiveLimits() const {
+  if (!authenticated_.load(std::memory_order_acquire)) return FrameLimits{0, 0, /*handshake_only=*/true};
   return FrameLimits{ctx_->options.max_message_size, ctx_->options.bulk_ring_size};
 }
 
@@ -391,6 +414,7 @@ void ConnectionCore::FailLocked(Status why) {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
   dead_.store(true, std::memory_order_release);
+  handshake_slot_.Release();
   // Logged once, here, where the connection's fate is decided.
   if (why.ok()) {
     ctx_->Log(LogLevel::kInfo, Describe() + " closed");
@@ -435,10 +459,15 @@ void ConnectionCore::Start() {
   handshake_deadline_ = now + (role_ == Role::kServer ? ctx_->options.handshake_timeout : ctx_->options.connect_timeout);
   last_received_ = now;
   if (role_ == Role::kServer) {
-    server_nonce_ = ctx_->nonces.Next();
     std::unique_lock lock(mu_);
-    QueueControlLocked(wire::FrameType::kChallenge, server_nonce_);
-    PumpLocked();
+    Result<Nonce> nonce = ctx_->nonces.Next();
+    if (!nonce.ok()) {
+      FailLocked(nonce.status());  // fail closed: no challenge without a fresh nonce
+    } else {
+      server_nonce_ = nonce.value();
+      QueueControlLocked(wire::FrameType::kChallenge, server_nonce_);
+      PumpLocked();
+    }
     RunCompletions(lock);
   }
 }
@@ -456,11 +485,15 @@ void ConnectionCore::BecomeOpenLocked(const PeerParams& peer) {
   if (ring >= 2 * wire::kBulkAlign) {
     bulk_stage_.reset(new std::byte[ring]);
     bulk_stage_size_ = ring;
+    Account(ring);
     bulk_alloc_ = RingAllocator(ring, wire::kBulkAlign, static_cast<uint32_t>(msgs_.capacity()) + peer.receive_credits);
   }
   OnPeerParamsLocked(peer);
+  if (state_ == State::kClosed) return;  // the backend failed to set up the peer's ring
   state_ = State::kOpen;
   was_open_ = true;
+  authenticated_.store(true, std::memory_order_release);
+  handshake_slot_.Release();  // authenticated: no longer a pending handshake
   last_received_ = ctx_->Now();
 }
 
@@ -472,7 +505,21 @@ void ConnectionCore::HandleHandshakeFrame(const FrameHeader& h, std::span<const 
     if (h.type == FrameType::kChallenge && !challenge_seen_) {
       challenge_seen_ = true;
       std::memcpy(server_nonce_.data(), payload.data(), wire::kNonceSize);
-      client_nonce_ = ctx_->nonces.Next();
+      Result<Nonce> nonce = ctx_->nonces.Next();
+      if (!nonce.ok()) {
+        FailLocked(nonce.status());  // fail closed: no AUTH without a fresh nonce
+        RunCompletions(lock);
+        return;
+      }
+      client_nonce_ = nonce.value();
+      // Our AUTH advertises the receive side (verbs: the ring's address and
+      // key), so it exists from here on; a server only gets this far with
+      // connections we asked for.
+      if (Status s = PrepareSessionLocked(); !s.ok()) {
+        FailLocked(s);
+        RunCompletions(lock);
+        return;
+      }
       const auto auth = BuildAuth(o.secret, o.cluster_id, server_nonce_, client_nonce_, LocalParamsLocked());
       QueueControlLocked(FrameType::kAuth, auth);
       PumpLocked();
@@ -488,6 +535,10 @@ void ConnectionCore::HandleHandshakeFrame(const FrameHeader& h, std::span<const 
           done_.emplace_back([cb = std::move(cb)](const Status& s) { cb(s); }, Status::Ok());
         }
       }
+    } else if (h.type == FrameType::kRefuse && !challenge_seen_) {
+      // Refused before any handshake: the server is over its cap of
+      // pending handshakes (max_pending_handshakes). Retryable.
+      FailLocked(Unavailable("refused by server before the handshake: " + Printable(payload)));
     } else if (h.type == FrameType::kRefuse) {
       FailLocked(AuthFailed("refused by server: " + Printable(payload)));
     } else {
@@ -505,12 +556,22 @@ void ConnectionCore::HandleHandshakeFrame(const FrameHeader& h, std::span<const 
   }
   Result<AuthInfo> auth = VerifyAuth(payload, o.secret, o.cluster_id, server_nonce_);
   if (!auth.ok()) {
-    // Tell the peer why, then close once the REFUSE frame is out.
+    // The peer is not authenticated: it gets the one fixed text, never which
+    // check failed (that would confirm a guessed cluster id) nor the
+    // cluster id itself. The reason goes to our log only, when the
+    // connection closes with it once the REFUSE is out.
     refuse_status_ = auth.status();
     state_ = State::kRefusing;
-    const std::string& reason = auth.status().message();
-    QueueControlLocked(FrameType::kRefuse, std::as_bytes(std::span(reason.data(), std::min(reason.size(), wire::kMaxReasonSize))));
+    const std::string_view reason = wire::kAuthRefusedReason;
+    QueueControlLocked(FrameType::kRefuse, std::as_bytes(std::span(reason.data(), reason.size())));
     PumpLocked();
+    RunCompletions(lock);
+    return;
+  }
+  // Authenticated: only now the connection's full memory, before the
+  // ACCEPT that advertises it (and after which the peer may send).
+  if (Status s = PrepareSessionLocked(); !s.ok()) {
+    FailLocked(s);
     RunCompletions(lock);
     return;
   }

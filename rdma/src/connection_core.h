@@ -11,6 +11,16 @@
 //     on the sender, InOrderReleaser on the receiver),
 //   - keepalive and timeouts (Tick), graceful Close and one-shot failure.
 //
+// Memory before authentication: a connection starts with what the
+// handshake needs (a few control frames; the backend's small handshake
+// buffers). The send arena, the message queue and the backend's receive
+// buffers, rings and registered memory (several MiB) come from
+// PrepareSessionLocked: on the server once the peer's AUTH verified, on the
+// client once a CHALLENGE arrived (before its AUTH advertises them). Until
+// the peer is authenticated only handshake frames pass ReceiveLimits(), so
+// a stranger cannot make us buffer a payload either. A server connection
+// also holds a HandshakeAdmission slot until then (max_pending_handshakes).
+//
 // Threads: application threads call Send*/Close/stats. One I/O thread per
 // connection calls the Handle*/Tick upcalls and runs handlers. mu_ guards the
 // send side, credits and state; the receive buffers belong to the I/O thread
@@ -108,6 +118,10 @@ class ConnectionCore : public Connection,
                                            std::unique_ptr<std::byte[]>& heap) override;
 
   // --- Setup, before the I/O thread sees the connection ---
+  // Server: the place this connection holds among the pending handshakes
+  // (TransportOptions::max_pending_handshakes); given back once the peer
+  // authenticated or the connection failed.
+  void AdoptHandshakeSlot(HandshakeAdmission::Slot slot) { handshake_slot_ = std::move(slot); }
   void SetHandlers(ConnectionHandlers handlers) { handlers_ = std::move(handlers); }
   void SetAcceptHandler(AcceptHandler on_accept) { on_accept_ = std::move(on_accept); }
   // Client: called once with OK when the server accepted us, or the failure.
@@ -126,10 +140,16 @@ class ConnectionCore : public Connection,
 
   bool dead() const { return dead_.load(std::memory_order_acquire); }  // failed or closed
   const TransportContext& context() const { return *ctx_; }
+  // What the peer may send now: handshake frames only until it has
+  // authenticated. Any thread; read it per frame (it changes mid-buffer).
   FrameLimits ReceiveLimits() const;
 
  protected:
   // Backend hooks, called with mu_ held.
+  // The session's buffers (receive buffer, bulk ring, registered memory),
+  // once per connection from PrepareSessionLocked, on the I/O thread, after
+  // the core's own (the send arena exists) and before LocalParamsLocked.
+  virtual Status AllocateSessionLocked() { return Status::Ok(); }
   virtual void PumpLocked() = 0;                    // push queued frames to the wire
   virtual void ShutdownLinkLocked() = 0;            // stop I/O; schedule finalize on the I/O thread
   virtual PeerParams LocalParamsLocked() = 0;       // what we advertise (ring address/rkey on verbs)
@@ -160,6 +180,10 @@ class ConnectionCore : public Connection,
   // True on the thread that reads this connection (a Send from a handler).
   virtual bool OnIoThread() const { return false; }
 
+  // Counts `bytes` (negative: freed) into TransportContext::connection_bytes;
+  // the destructor takes back whatever is still counted. Any thread.
+  void Account(int64_t bytes);
+
   // Helpers for backends (mu_ held).
   void SealLocked(OutFrame& f);        // stamps credits + checksum into the header
   // A DATA/BULK frame at the front of msgs_ fully left: pop it, queue its callback.
@@ -180,11 +204,14 @@ class ConnectionCore : public Connection,
   size_t admitted_ = 0;         // leading msgs_ with credit, sealed, ready for the wire
   std::vector<std::pair<SendCallback, Status>> done_;  // to run after unlocking
   std::shared_ptr<TransportContext> ctx_;
+  HandshakeAdmission::Slot handshake_slot_;  // after ctx_: released before it
+  std::atomic<int64_t> accounted_bytes_{0};
   Role role_;
   PeerParams peer_params_;
 
-  // Registered memory on verbs: the send arena and the bulk staging ring
-  // (allocated when the handshake completes, before OnPeerParamsLocked).
+  // Registered memory on verbs: the send arena (allocated by
+  // PrepareSessionLocked) and the bulk staging ring (allocated when the
+  // handshake completes, before OnPeerParamsLocked).
   std::unique_ptr<std::byte[]> send_arena_;
   uint32_t send_arena_size_ = 0;
   std::unique_ptr<std::byte[]> bulk_stage_;
@@ -206,6 +233,8 @@ class ConnectionCore : public Connection,
   // Called between BeginLinkWaitLocked and EndLinkWaitLocked.
   void FinishExternalFrameLocked(std::unique_lock<std::mutex>& lock, uint32_t sequence, Clock::time_point deadline);
   void HandleHandshakeFrame(const FrameHeader& h, std::span<const std::byte> payload);
+  // The full per-connection memory (see the top comment). Idempotent.
+  Status PrepareSessionLocked();
   void BecomeOpenLocked(const PeerParams& peer);
   void ReturnCreditsLocked(uint32_t credits, uint32_t bulk_freed);
   void FreeBulkLocked();
@@ -220,6 +249,8 @@ class ConnectionCore : public Connection,
   Status close_status_;
   Status refuse_status_;
   std::atomic<bool> dead_{false};
+  std::atomic<bool> authenticated_{false};  // set once, when the connection opens
+  bool session_ready_ = false;              // PrepareSessionLocked ran (mu_)
   bool finished_ = false;
   bool was_open_ = false;
 

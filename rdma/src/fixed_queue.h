@@ -23,6 +23,16 @@ class FixedQueue {
   T& front() { return (*this)[0]; }
   T& back() { return (*this)[count_ - 1]; }
 
+  // Raises the capacity to `capacity` (never lowers it), keeping the
+  // elements in order. Allocates: for setup code, not the hot path.
+  void Grow(size_t capacity) {
+    if (capacity <= slots_.size()) return;
+    std::vector<T> bigger(capacity);
+    for (size_t i = 0; i < count_; ++i) bigger[i] = std::move((*this)[i]);
+    slots_ = std::move(bigger);
+    first_ = 0;
+  }
+
   // Caller checks !full().
   T& push_back(T value) {
     assert(!full());

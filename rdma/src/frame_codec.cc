@@ -122,6 +122,11 @@ Status ValidateHeader(const FrameHeader& h, const FrameLimits& limits) {
       return ProtocolError(std::string("oversize ") + name + " frame: " + std::to_string(h.length) + " bytes > limit " + std::to_string(limit));
     return Status::Ok();
   };
+  const bool handshake_type = h.type == FrameType::kChallenge || h.type == FrameType::kAuth ||
+                              h.type == FrameType::kAccept || h.type == FrameType::kRefuse;
+  if (limits.handshake_only && !handshake_type)
+    return ProtocolError(std::string("unexpected ") + name +
+                         " frame during the handshake (no payload is accepted before it)");
   if (h.type != FrameType::kBulk && h.aux != 0) return ProtocolError(std::string("aux set on ") + name + " frame");
   const bool is_message = h.type == FrameType::kData || h.type == FrameType::kBulk;
   if (!is_message && h.sequence != 0) return ProtocolError(std::string("sequence set on ") + name + " frame");

@@ -32,6 +32,10 @@ struct FrameHeader {
 struct FrameLimits {
   uint32_t max_data_payload = 0;  // our max_message_size
   uint32_t bulk_ring_size = 0;    // our receive ring; 0 = bulk refused
+  // Before the peer has authenticated: only CHALLENGE, AUTH, ACCEPT and
+  // REFUSE (each at most a control frame) pass, so an unauthenticated peer
+  // is refused at the header before it can make us buffer a payload.
+  bool handshake_only = false;
 };
 
 void EncodeHeader(const FrameHeader& h, std::byte* out);      // writes kHeaderSize bytes

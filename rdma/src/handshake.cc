@@ -92,20 +92,22 @@ static_assert(kAcceptMac + wire::kMacSize == wire::kAcceptSize);
 
 }  // namespace
 
-NonceSource::NonceSource(uint64_t seed) : seeded_(seed != 0), prng_(seed) {}
+NonceSource::NonceSource(uint64_t seed, RandomBytes random)
+    : seeded_(seed != 0), random_(std::move(random)), prng_(seed) {}
 
-Nonce NonceSource::Next() {
+Result<Nonce> NonceSource::Next() {
   Nonce n{};
-  if (!seeded_) {
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(n.data()), static_cast<int>(n.size())) == 1) return n;
-    // CSPRNG failure is not expected; fall through to the PRNG rather than
-    // send an all-zero nonce.
+  if (seeded_) {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < n.size(); i += 8) {
+      const uint64_t v = prng_();
+      std::memcpy(n.data() + i, &v, 8);
+    }
+    return n;
   }
-  std::lock_guard lock(mu_);
-  for (size_t i = 0; i < n.size(); i += 8) {
-    const uint64_t v = prng_();
-    std::memcpy(n.data() + i, &v, 8);
-  }
+  const bool ok = random_ ? random_(n)
+                          : RAND_bytes(reinterpret_cast<unsigned char*>(n.data()), static_cast<int>(n.size())) == 1;
+  if (!ok) return IoError("cannot make a handshake nonce: the OS random source failed (RAND_bytes); refusing the handshake");
   return n;
 }
 
@@ -127,7 +129,9 @@ Result<AuthInfo> VerifyAuth(std::span<const std::byte> auth, std::string_view se
   if (auth.size() != wire::kAuthSize) return AuthFailed("AUTH payload has wrong size");
   std::byte want_cluster[wire::kClusterIdSize];
   EncodeClusterId(cluster_id, want_cluster);
-  if (std::memcmp(want_cluster, auth.data() + kAuthCluster, wire::kClusterIdSize) != 0) {
+  // Constant time, like the MAC: how long the comparison takes must not
+  // tell a prober how much of a guessed cluster id was right.
+  if (CRYPTO_memcmp(want_cluster, auth.data() + kAuthCluster, wire::kClusterIdSize) != 0) {
     std::string theirs(reinterpret_cast<const char*>(auth.data() + kAuthCluster), wire::kClusterIdSize);
     theirs.resize(std::strlen(theirs.c_str()));
     // Only printable characters reach the log.

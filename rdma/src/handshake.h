@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <span>
@@ -38,14 +39,23 @@ struct PeerParams {
   uint64_t bulk_ring_addr = 0;
 };
 
-// Nonces from OpenSSL's CSPRNG, or from a seeded PRNG when seed != 0 (tests).
+// Fills its argument with unpredictable bytes; false when it cannot.
+using RandomBytes = std::function<bool(std::span<std::byte>)>;
+
+// Nonces from the OS random source (`random`, default OpenSSL's RAND_bytes),
+// or from a seeded PRNG when seed != 0 (tests that must reproduce).
+// Fails closed: when the random source fails, Next() returns kIoError and
+// never a nonce; the handshake that asked is refused. A guessable nonce
+// would let a recorded AUTH be replayed, so there is no fallback.
+// Thread-safe.
 class NonceSource {
  public:
-  explicit NonceSource(uint64_t seed);
-  Nonce Next();
+  explicit NonceSource(uint64_t seed, RandomBytes random = {});
+  Result<Nonce> Next();
 
  private:
   bool seeded_;
+  RandomBytes random_;
   std::mutex mu_;
   std::mt19937_64 prng_;
 };

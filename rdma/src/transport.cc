@@ -1,6 +1,8 @@
 // Transport: picks a backend per address scheme and owns the backends.
 #include "strata/rdma/transport.h"
 
+#include <algorithm>
+
 #include "backend.h"
 #include "tcp/tcp_backend.h"
 #include "transport_context.h"
@@ -20,6 +22,8 @@ Status ValidateOptions(const TransportOptions& o) {
   if (o.receive_credits == 0 || o.receive_credits > (1u << 16)) return InvalidArgument("TransportOptions::receive_credits must be 1..65536");
   if (o.keepalive_interval.count() <= 0 || o.keepalive_timeout <= o.keepalive_interval)
     return InvalidArgument("keepalive_timeout must exceed keepalive_interval > 0");
+  if (o.max_pending_handshakes == 0) return InvalidArgument("TransportOptions::max_pending_handshakes must be at least 1");
+  if (o.handshake_timeout.count() <= 0) return InvalidArgument("TransportOptions::handshake_timeout must be positive");
   return Status::Ok();
 }
 }  // namespace
@@ -27,6 +31,14 @@ Status ValidateOptions(const TransportOptions& o) {
 bool Transport::RdmaDeviceAvailable() { return RdmaDeviceCount() > 0; }
 
 Transport::Transport(TransportOptions options) : options_(std::move(options)) {}
+
+TransportStats Transport::stats() const {
+  TransportStats s;
+  s.pending_handshakes = ctx_->admission.pending();
+  s.refused_handshakes = ctx_->admission.refused();
+  s.connection_memory_bytes = static_cast<uint64_t>(std::max<int64_t>(ctx_->connection_bytes.load(), 0));
+  return s;
+}
 
 Transport::~Transport() {
   // Verbs first: its connections may still be reported through the log sink.

@@ -23,6 +23,12 @@
 // ACCEPT (or REFUSE + close). Only then are DATA/BULK/CREDIT/PING/PONG/CLOSE
 // allowed. DATA and BULK each consume one credit; CREDIT/PING/PONG/CLOSE are
 // free. Anything else closes the connection with a logged reason.
+// A server over its cap of pending handshakes sends REFUSE (kBusyReason)
+// instead of CHALLENGE and closes; the client reports kUnavailable.
+// A REFUSE of a failed AUTH carries kAuthRefusedReason and nothing else:
+// never the cluster id or anything derived from the secret (which check
+// failed is in the server's log only), so a stranger learns nothing by
+// probing.
 #pragma once
 
 #include <cstddef>
@@ -68,6 +74,10 @@ inline constexpr size_t kAuthSize = kClusterIdSize + kNonceSize + kParamsSize + 
 // ACCEPT = params | mac
 inline constexpr size_t kAcceptSize = kParamsSize + kMacSize;
 inline constexpr size_t kMaxReasonSize = 256;  // REFUSE / CLOSE text
+// The only REFUSE texts a server sends to an unauthenticated peer.
+inline constexpr char kAuthRefusedReason[] = "authentication failed";
+inline constexpr char kBusyReason[] = "server busy: too many pending handshakes, retry later";
+static_assert(sizeof(kBusyReason) - 1 <= kMaxReasonSize && sizeof(kAuthRefusedReason) - 1 <= kMaxReasonSize);
 static_assert(kChallengeSize == 32 && kAuthSize == 152 && kAcceptSize == 56, "handshake sizes are wire format");
 
 // Largest payload of any non-DATA, non-BULK frame.

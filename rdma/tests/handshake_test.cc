@@ -6,8 +6,8 @@ namespace {
 
 struct Fixture {
   NonceSource nonces{7};
-  Nonce server_nonce = nonces.Next();
-  Nonce client_nonce = nonces.Next();
+  Nonce server_nonce = nonces.Next().value();
+  Nonce client_nonce = nonces.Next().value();
   PeerParams params{16, 4096, 1 << 20, 0x1234, 0xABCD0000};
 };
 
@@ -30,7 +30,7 @@ TEST(Handshake, RefusesWrongSecretClusterOrNonce) {
   auto wrong_cluster = VerifyAuth(auth, "s3cret", "staging", f.server_nonce);
   EXPECT_NE(wrong_cluster.status().message().find("cluster id mismatch (peer sent 'prod'"), std::string::npos);
   // A replayed AUTH does not answer a fresh challenge.
-  EXPECT_FALSE(VerifyAuth(auth, "s3cret", "prod", f.nonces.Next()).ok());
+  EXPECT_FALSE(VerifyAuth(auth, "s3cret", "prod", f.nonces.Next().value()).ok());
 }
 
 TEST(Handshake, RefusesTamperedParams) {
@@ -54,8 +54,32 @@ TEST(Handshake, ServerProofIsDistinctFromClientProof) {
 
 TEST(Handshake, SeededNoncesReproduce) {
   NonceSource a(99), b(99), c(0);
-  EXPECT_EQ(a.Next(), b.Next());
-  EXPECT_NE(c.Next(), c.Next());
+  EXPECT_EQ(a.Next().value(), b.Next().value());
+  EXPECT_NE(c.Next().value(), c.Next().value());
+}
+
+// The OS random source failing must not yield a nonce at all: a nonce from
+// a fallback generator (the old code seeded one with 0) is predictable, and
+// a predictable server nonce lets a recorded AUTH be replayed.
+TEST(Handshake, FailingRandomSourceYieldsNoNonce) {
+  int calls = 0;
+  NonceSource broken(0, [&](std::span<std::byte>) {
+    ++calls;
+    return false;
+  });
+  Result<Nonce> n = broken.Next();
+  EXPECT_EQ(calls, 1);
+  ASSERT_FALSE(n.ok()) << "got a nonce although the random source failed";
+  EXPECT_EQ(n.status().code(), StatusCode::kIoError);
+  EXPECT_NE(n.status().message().find("random source failed"), std::string::npos) << n.status().ToString();
+  // An injected source that works is what the nonces come from.
+  NonceSource fixed(0, [](std::span<std::byte> out) {
+    for (auto& b : out) b = std::byte{0x5A};
+    return true;
+  });
+  Nonce want;
+  want.fill(std::byte{0x5A});
+  EXPECT_EQ(fixed.Next().value(), want);
 }
 
 }  // namespace

@@ -174,4 +174,18 @@ bool RawClient::WaitClosed(std::chrono::milliseconds timeout) {
   return false;
 }
 
+std::vector<std::byte> RawClient::ReadUntilClosed(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<std::byte> all;
+  std::byte buf[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 50) <= 0) continue;
+    const ssize_t r = ::recv(fd_, buf, sizeof buf, 0);
+    if (r <= 0) break;
+    all.insert(all.end(), buf, buf + r);
+  }
+  return all;
+}
+
 }  // namespace strata::rdma::test

@@ -66,6 +66,8 @@ class RawClient {
   bool Handshake(const std::string& secret, const std::string& cluster_id, uint32_t credits = 8);
   // True once the server closed the socket (EOF or reset) within timeout.
   bool WaitClosed(std::chrono::milliseconds timeout = 5s);
+  // Every byte the server sends until it closes the socket (or timeout).
+  std::vector<std::byte> ReadUntilClosed(std::chrono::milliseconds timeout = 5s);
   void Close();
 
  private:

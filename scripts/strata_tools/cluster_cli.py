@@ -12,7 +12,9 @@ later features (log service nodes, audit) add members and options;
 `up --replicas N` adds N replicas wired to the source with strong sync.
 The fork's primary keeps its InnoDB redo in three log-service nodes
 (logserviced, members lognode1..3, started first); `up --local-redo` keeps it
-in local files instead.
+in local files instead. A primary that must be initialised (again) gets empty
+nodes: redo they still hold belongs to no data directory, and mysqld
+--initialize refuses such a volume.
 """
 # scripts/strata-cluster (bash) makes sure python3 is installed, then runs this
 # file; run as a file, it imports strata_tools from scripts/, not from here.
@@ -132,6 +134,21 @@ def with_log_service(args, cluster_dir: Path, previous: dict, members: list[dict
     return nodes + members
 
 
+def discard_orphaned_volume(members: list[dict]) -> None:
+    """A primary about to be initialised needs empty log-service nodes: redo
+    they still hold belongs to an initialisation that failed or to a data
+    directory that is gone, and mysqld --initialize refuses such a volume."""
+    nodes = [logservice.LogNode.of(m) for m in members if m["kind"] == "logserviced"]
+    primary = next((m for m in members if m["name"] == "mysqld"), None)
+    if not nodes or primary is None or instance_of(primary).initialized():
+        return
+    if any(node.holds_volume() for node in nodes):
+        say("the log-service nodes hold redo of no data directory (an earlier initialisation of mysqld failed, "
+            "or its data directory is gone); emptying them before initialising")
+        for node in nodes:
+            node.discard_volume()
+
+
 def connect_replica(member: dict, inst: MysqldInstance) -> None:
     """First start of a replica: point it at the source and start replicating."""
     if inst.sql("SHOW REPLICA STATUS").strip():
@@ -164,6 +181,7 @@ def cmd_up(args) -> int:
             instance_of(m).running() for m in state.get("members", [])):
         fail(f"port {args.port} on 127.0.0.1 is in use by another program; choose another with --port")
     save_state(cluster_dir, {"members": members})
+    discard_orphaned_volume(members)
     for member in members:
         inst = instance_of(member)
         if inst.running():

@@ -6,6 +6,7 @@ the cluster directory. The MySQL build puts logserviced next to mysqld
 (storage/innobase/strata/strata.cmake), so a node runs from the same build.
 """
 import secrets
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,24 @@ class LogNode:
 
     def initialized(self) -> bool:
         return (self.home / "data").is_dir()
+
+    def holds_volume(self) -> bool:
+        """Whether the node's data directory holds anything: redo, a checkpoint, its fencing state."""
+        data = self.home / "data"
+        return data.is_dir() and any(data.iterdir())
+
+    def discard_volume(self) -> None:
+        """Stop the node and empty its data directory.
+
+        For a volume no mysqld data directory points at any more (an
+        initialisation that failed, a primary data directory that is gone): a
+        new --initialize cannot reuse it (the nodes keep one volume, and a
+        writer cannot cut it back to LSN 0). These nodes are ours and have no
+        admin endpoint (the MySQL build makes them without gRPC), so emptying
+        their directories is the local form of `logservicectl drop-volume`.
+        """
+        self.stop()
+        shutil.rmtree(self.home / "data", ignore_errors=True)
 
     def pid(self) -> int | None:
         pid = procs.read_pid(self.pid_file)

@@ -4,10 +4,13 @@
 Tier 2 (needs .build/fork/build): up on a scratch cluster directory, the
 printed mysql command reaches the server, its redo lives in three log-service
 nodes, status reports them all, a second up is a no-op, bad input is a
-one-line error, stop stops them, a restart finds the committed data.
+one-line error, stop stops them, a restart finds the committed data, and an
+up whose primary must be initialised again empties nodes that still hold the
+redo of its lost data directory.
 """
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,6 +106,25 @@ class ClusterCliTest(unittest.TestCase):
                              capture_output=True, text=True, timeout=60)
         self.assertEqual(row.stdout.strip(), "42", row.stderr)
         cli(self.dir, "stop")
+
+    def test_initialise_again_when_the_nodes_hold_an_orphaned_volume(self):
+        # The nodes keep the redo of a data directory that is gone (as after
+        # an initialisation that failed): a new --initialize would refuse that
+        # volume, so up empties the nodes first and initialises anew.
+        cluster_dir = self.dir / "orphan"
+        port = ports.free_port(self.port + 20)
+        up = cli(cluster_dir, "up", "--no-setup", "--no-build", "--port", str(port))
+        self.assertEqual(up.returncode, 0, up.stderr)
+        self.assertNotIn("emptying them", up.stderr)
+        try:
+            self.assertEqual(cli(cluster_dir, "stop").returncode, 0)
+            shutil.rmtree(cluster_dir / "mysqld" / "data")
+            again = cli(cluster_dir, "up", "--no-setup", "--no-build")
+            self.assertEqual(again.returncode, 0, again.stderr)
+            self.assertIn("emptying them", again.stderr)
+            self.assertIn("initialising", again.stderr)
+        finally:
+            cli(cluster_dir, "stop")
 
     def test_port_in_use_is_a_one_line_error(self):
         with tempfile.TemporaryDirectory() as other:

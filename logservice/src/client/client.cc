@@ -201,11 +201,11 @@ ClientResult<CheckpointRecord> LogClient::ReadCheckpoint() {
   Frame q;
   q.type = MsgType::kCkptGetReq;
   auto reps = c.CallAll(c.Channels(false), q, nullptr);
-  std::size_t answered = 0;
+  const auto voters = c.ReadVoters(reps);  // a rebuilding node may lack the newest
+  const std::size_t answered = voters.size();
   std::optional<CheckpointRecord> best;
-  for (auto& [i, f] : reps) {
-    if (f.code != ReplyCode::kOk) continue;
-    ++answered;
+  for (std::size_t k : voters) {
+    const Frame& f = reps[k].second;
     if (f.found && (!best || f.lsn2 > best->epoch || (f.lsn2 == best->epoch && f.lsn > best->lsn)))
       best = CheckpointRecord{f.lsn, f.lsn2, f.data};
   }
@@ -246,7 +246,7 @@ ClientStatus LogClient::PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn
   q.lsn = lsn;
   q.data = std::string(image);
   std::size_t ok = 0;
-  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) ok += f.code == ReplyCode::kOk;
+  for (auto& [i, f] : c.CallAll(c.Channels(true), q, nullptr)) ok += f.code == ReplyCode::kOk && c.Member(i);
   {
     std::lock_guard<std::mutex> l(c.mu);
     if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
@@ -262,11 +262,12 @@ ClientResult<PageImage> LogClient::GetPage(std::uint32_t space, std::uint32_t pa
   q.u32a = space;
   q.u32b = page;
   q.lsn = lsn;
-  std::size_t answered = 0;
+  auto reps = c.CallAll(c.Channels(false), q, nullptr);
+  const auto voters = c.ReadVoters(reps);  // pages are not rebuilt
+  const std::size_t answered = voters.size();
   std::optional<PageImage> best;
-  for (auto& [i, f] : c.CallAll(c.Channels(false), q, nullptr)) {
-    if (f.code != ReplyCode::kOk) continue;
-    ++answered;
+  for (std::size_t k : voters) {
+    const Frame& f = reps[k].second;
     if (f.found && (!best || f.lsn > best->lsn)) best = PageImage{f.lsn, f.data};
   }
   if (answered < c.r) return c.Unavailable("get page");
@@ -287,7 +288,7 @@ ClusterStatus LogClient::status() const {
   s.reason = c.ReasonLocked();
   for (std::size_t i = 0; i < c.n; ++i) {
     const auto& nl = c.nodes[i];
-    s.nodes.push_back(NodeInfo{c.addresses[i], nl.ch && nl.ch->open(), nl.sealed, nl.durable, nl.last_error});
+    s.nodes.push_back(NodeInfo{c.addresses[i], nl.ch && nl.ch->open(), nl.sealed, nl.durable, nl.last_error, nl.rebuilding});
   }
   return s;
 }

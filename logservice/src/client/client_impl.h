@@ -23,9 +23,12 @@
 //
 // Ordering: one lock (mu) guards the stream, the retained bytes and the
 // per-node state. Sends happen under it but never wait (wait = 0).
-// Durability frontier: only what W nodes reported as fdatasync'ed counts.
-// Written frontier: what W nodes reported as written or durable (never below
-// the durability frontier); the tail counts in it only once durable.
+// Durability frontier: only what W nodes reported as fdatasync'ed counts,
+// and only from members: a node that reports `rebuilding` (it lost its
+// storage, docs/design/logservice-node-rebuild.md) counts toward no quorum,
+// write or read, until a state it sends says it is a member again.
+// Written frontier: what W members reported as written or durable (never
+// below the durability frontier); the tail counts in it only once durable.
 // Failure: a kStaleEpoch reply, or any reply whose header carries a newer
 // epoch than ours (the node promised another writer), fences the client for
 // good, and such a reply is never counted as an acknowledgement (NewerLocked);
@@ -90,6 +93,9 @@ struct LogClient::Impl {
     // connected and sealed but not acknowledging, so not counted as healthy
     // (and named in the reason) until a write succeeds or it reconnects.
     bool failing = false;
+    // As its last state said: lost its storage and not yet rebuilt, so it
+    // counts toward no quorum (its acks, checkpoint and page answers neither).
+    bool rebuilding = false;
     Clock::time_point next_attempt{};
     Clock::time_point next_poll{};
     Clock::time_point last_ack{};
@@ -132,7 +138,7 @@ struct LogClient::Impl {
   // ---- status ----
   std::size_t HealthyLocked() const {
     std::size_t h = 0;
-    for (const auto& nl : nodes) h += (nl.ch && nl.ch->open() && nl.sealed && !nl.failing) ? 1 : 0;
+    for (const auto& nl : nodes) h += (nl.ch && nl.ch->open() && nl.sealed && !nl.failing && !nl.rebuilding) ? 1 : 0;
     return h;
   }
   std::string ReasonLocked() const {
@@ -142,6 +148,10 @@ struct LogClient::Impl {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& nl = nodes[i];
       const bool open = nl.ch && nl.ch->open();
+      if (open && (nl.sealed || !writer()) && !nl.failing && nl.rebuilding) {
+        bad.push_back(NodeName(i) + " rebuilding from peers (lost its storage; durable " + std::to_string(nl.durable) + ")");
+        continue;
+      }
       if (open && (nl.sealed || !writer()) && !nl.failing) continue;
       if (open && nl.failing && (nl.sealed || !writer())) {
         any_failing = true;
@@ -168,9 +178,10 @@ struct LogClient::Impl {
   void RecomputeLocked(Lsn* advanced_to) {
     std::vector<repl::NodeAck> acks, written_acks;
     for (const auto& nl : nodes) {
-      acks.push_back(repl::NodeAck{nl.sealed, std::min(nl.durable, stream_end), nl.tail_block, nl.tail_end});
+      const bool member = nl.sealed && !nl.rebuilding;
+      acks.push_back(repl::NodeAck{member, std::min(nl.durable, stream_end), nl.tail_block, nl.tail_end});
       written_acks.push_back(
-          repl::NodeAck{nl.sealed, std::min(std::max(nl.durable, nl.written), stream_end), nl.tail_block, nl.tail_end});
+          repl::NodeAck{member, std::min(std::max(nl.durable, nl.written), stream_end), nl.tail_block, nl.tail_end});
     }
     const Lsn tail_block = tail.valid() ? tail.block_lsn : 0, tail_end = tail.valid() ? tail.data_end : 0;
     Lsn f = repl::QuorumFrontier(acks, w, tail_block, tail_end);
@@ -221,6 +232,7 @@ struct LogClient::Impl {
       nl.last_ack = rt->Now();
       if (write_reply) nl.failing = false;
       if (f.type == MsgType::kStatusResp) {
+        nl.rebuilding = f.state.rebuilding;
         if (f.state.seal_epoch == epoch) {
           nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
           nl.written = std::max(nl.written, std::min(f.state.complete, stream_end));
@@ -319,6 +331,9 @@ struct LogClient::Impl {
       s.u32a = static_cast<std::uint32_t>(i);
       s.history = history;
       s.peers = addresses;
+      // All we may have acknowledged or recovered, tail included: a node
+      // rebuilding from peers must hold this much before it is a member.
+      s.lsn3 = std::max({frontier.load(), seal_lsn, tail.valid() ? tail.data_end : Lsn{0}});
     }
     if (!ch) return;
     auto pr = ch->Call(p, cfg.op_timeout);
@@ -338,6 +353,7 @@ struct LogClient::Impl {
     nl.sealed = true;
     nl.failing = false;
     nl.state = sr->state;
+    nl.rebuilding = sr->state.rebuilding;
     nl.durable = std::max(nl.durable, std::min(sr->state.durable, stream_end));
     nl.written = std::max(nl.written, std::min(sr->state.complete, stream_end));
     nl.sent = std::max(nl.durable, retained.empty() ? stream_end : retained.begin()->first);
@@ -410,7 +426,8 @@ struct LogClient::Impl {
                                       (nl.tail_block != tail.block_lsn || nl.tail_end < tail.data_end);
             const bool silent =
                 (nl.durable < std::min(nl.sent, stream_end) || tail_unacked) && now - nl.last_ack > milliseconds(200);
-            if (nl.sealed && (lagging || silent) && now >= nl.next_poll) {
+            // And a rebuilding node, until its state says it is a member.
+            if (nl.sealed && (lagging || silent || nl.rebuilding) && now >= nl.next_poll) {
               nl.next_poll = now + milliseconds(50);
               Frame st;
               st.type = MsgType::kStatusReq;
@@ -493,13 +510,35 @@ struct LogClient::Impl {
                         fenced ? fence_reason : what + ": " + ReasonLocked());
   }
 
-  // Sends q to every writable node and succeeds when a write quorum says
-  // OK. A fence wins over everything; else a refusing node's own words.
+  // Whether node i counts toward a quorum (it is not rebuilding).
+  bool MemberLocked(std::size_t i) const { return !nodes[i].rebuilding; }
+  bool Member(std::size_t i) const {
+    std::lock_guard<std::mutex> l(mu);
+    return MemberLocked(i);
+  }
+
+  // Which OK replies count toward a read quorum (checkpoint, page): the
+  // members', or all of them when every node answered and none is a member
+  // (a new cluster; the rule of repl::RecoveryVoters). Indexes into `reps`.
+  std::vector<std::size_t> ReadVoters(const std::vector<std::pair<std::size_t, Frame>>& reps) const {
+    std::vector<std::size_t> ok, members;
+    std::lock_guard<std::mutex> l(mu);
+    for (std::size_t k = 0; k < reps.size(); ++k) {
+      if (reps[k].second.code != ReplyCode::kOk) continue;
+      ok.push_back(k);
+      if (MemberLocked(reps[k].first)) members.push_back(k);
+    }
+    return members.empty() && ok.size() == n ? ok : members;
+  }
+
+  // Sends q to every writable node and succeeds when a write quorum of
+  // members says OK. A fence wins over everything; else a refusing node's
+  // own words.
   ClientStatus WriteToQuorum(const Frame& q, const std::string& what) {
     std::size_t ok = 0;
     std::string err;
     for (auto& [i, f] : CallAll(Channels(true), q, nullptr)) {
-      if (f.code == ReplyCode::kOk) ++ok;
+      if (f.code == ReplyCode::kOk) ok += Member(i) ? 1 : 0;
       else err = f.error;
     }
     {
@@ -512,7 +551,9 @@ struct LogClient::Impl {
   }
 
   ClientStatus OpenCluster();
-  ClientStatus WaitCaughtUp(Lsn target, Clock::time_point deadline);
+  // Until `need` members sealed in our epoch report durable >= target.
+  ClientStatus WaitCaughtUp(Lsn target, Clock::time_point deadline, std::size_t need);
+  ClientStatus NoVoters(const std::vector<std::pair<std::size_t, Frame>>& answers);
 };
 
 

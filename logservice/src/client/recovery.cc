@@ -2,12 +2,15 @@
 // epoch on a read quorum, choose the winning log, seal every node at its
 // end, bring W nodes up to it, re-put the recovered tail) and how a reader
 // finds the durable end. Reasoning: docs/logservice-replication.md
-// "Recovery"; the pure rules are in src/replication/quorum.h.
+// "Recovery"; the pure rules are in src/replication/quorum.h. Only members
+// vote: a node rebuilding after losing its storage answers "I hold nothing",
+// which must not shorten the recovered log (repl::RecoveryVoters,
+// docs/design/logservice-node-rebuild.md).
 #include "client_impl.h"
 
 namespace strata::logservice::client {
 
-ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadline) {
+ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadline, std::size_t need) {
   for (;;) {
     Frame st;
     st.type = MsgType::kStatusReq;
@@ -17,16 +20,32 @@ ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadlin
       std::lock_guard<std::mutex> l(mu);
       if (fenced) return ClientStatus(Code::kFenced, fence_reason);
       for (auto& [i, f] : reps) {
-        if (f.code != ReplyCode::kOk || f.state.seal_epoch != epoch) continue;
+        if (f.code != ReplyCode::kOk) continue;
+        nodes[i].rebuilding = f.state.rebuilding;
+        if (f.state.seal_epoch != epoch) continue;
         nodes[i].durable = std::max(nodes[i].durable, std::min(f.state.durable, target));
         nodes[i].state = f.state;
-        if (f.state.durable >= target) ++ok;
+        if (f.state.durable >= target && !f.state.rebuilding) ++ok;
       }
     }
-    if (ok >= w) return ClientStatus();
-    if (rt->Now() >= deadline) return Unavailable("bringing " + std::to_string(w) + " nodes to LSN " + std::to_string(target));
+    if (ok >= need) return ClientStatus();
+    if (rt->Now() >= deadline)
+      return Unavailable("bringing " + std::to_string(need) + " members to LSN " + std::to_string(target));
     rt->SleepFor(milliseconds(20));
   }
+}
+
+// Enough nodes answered, but too few of them are members: recovering from
+// the others could miss acknowledged bytes. Names the rebuilding nodes.
+ClientStatus LogClient::Impl::NoVoters(const std::vector<std::pair<std::size_t, Frame>>& answers) {
+  std::string rebuilding;
+  std::size_t members = 0;
+  for (const auto& [i, f] : answers) {
+    if (!f.state.rebuilding) ++members;
+    else rebuilding += (rebuilding.empty() ? "" : ", ") + NodeName(i);
+  }
+  return ClientStatus(Code::kUnavailable, "recovery needs " + std::to_string(r) + " nodes that kept their storage, " +
+                                              std::to_string(members) + " answered; rebuilding from peers: " + rebuilding);
 }
 
 ClientStatus LogClient::Impl::OpenCluster() {
@@ -66,13 +85,18 @@ ClientStatus LogClient::Impl::OpenCluster() {
   for (auto& [i, f] : states) candidate = std::max(candidate, f.state.promised_epoch + 1);
   if (!writer()) {
     if (states.size() < r) return Unavailable("read quorum");
+    std::vector<repl::NodeState> all;
+    for (auto& [i, f] : states) all.push_back(f.state);
+    const auto voters = repl::RecoveryVoters(all, n, r);
+    if (!voters) return NoVoters(states);
     std::vector<repl::NodeState> ss;
-    for (auto& [i, f] : states) ss.push_back(f.state);
+    for (std::size_t k : *voters) ss.push_back(all[k]);
     const std::size_t src = *repl::ChooseSource(ss);
     std::lock_guard<std::mutex> l(mu);
     for (auto& [i, f] : states) {
       nodes[i].state = f.state;
       nodes[i].durable = f.state.durable;
+      nodes[i].rebuilding = f.state.rebuilding;
       nodes[i].sealed = f.state.seal_epoch == ss[src].seal_epoch;  // readable from
     }
     reader_seal_epoch = ss[src].seal_epoch;
@@ -84,25 +108,56 @@ ClientStatus LogClient::Impl::OpenCluster() {
     return ClientStatus();
   }
   std::vector<std::pair<std::size_t, Frame>> promised;
-  for (int attempt = 0; attempt < 16; ++attempt) {
+  std::optional<std::vector<std::size_t>> voters;
+  for (int refused_rounds = 0; refused_rounds < 16;) {
     Frame p;
     p.type = MsgType::kPromiseReq;
     p.epoch = candidate;
     p.writer_id = writer_id;
     promised.clear();
     Epoch highest = candidate;
+    bool refused = false;
     for (auto& [i, f] : CallAll(Channels(false), p, &errors)) {
-      if (f.code == ReplyCode::kOk) promised.emplace_back(i, std::move(f));
-      else highest = std::max(highest, f.state.promised_epoch);
+      if (f.code == ReplyCode::kOk) {
+        promised.emplace_back(i, std::move(f));
+      } else {
+        highest = std::max(highest, f.state.promised_epoch);
+        refused = true;
+      }
     }
-    if (promised.size() >= r) break;
-    if (rt->Now() >= deadline) return Unavailable("promise of epoch " + std::to_string(candidate));
-    candidate = highest + 1;
+    std::vector<repl::NodeState> all;
+    for (auto& [i, f] : promised) all.push_back(f.state);
+    if (promised.size() >= r && (voters = repl::RecoveryVoters(all, n, r))) break;
+    if (rt->Now() >= deadline) {
+      if (promised.size() >= r) return NoVoters(promised);
+      return Unavailable("promise of epoch " + std::to_string(candidate));
+    }
+    if (refused || promised.size() < r) {
+      ++refused_rounds;
+      candidate = highest + 1;
+    } else {
+      // Promised by enough nodes, but too few members among them (some are
+      // rebuilding): wait for more nodes, under the same epoch.
+      rt->SleepFor(cfg.reconnect_interval);
+      for (std::size_t i = 0; i < n; ++i) {
+        bool up;
+        {
+          std::lock_guard<std::mutex> l(mu);
+          up = nodes[i].ch && nodes[i].ch->open();
+        }
+        if (!up) (void)ConnectNode(i);
+      }
+    }
   }
-  if (promised.size() < r) return Unavailable("promise");
-  // 2. Recovery: the winning log and its tail define the sealed end.
+  if (!voters) return Unavailable("promise");
+  {
+    std::lock_guard<std::mutex> l(mu);
+    for (auto& [i, f] : promised) nodes[i].rebuilding = f.state.rebuilding;
+  }
+  // 2. Recovery: the winning log and its tail define the sealed end, among
+  // the members only.
   std::vector<repl::NodeState> ss;
-  for (auto& [i, f] : promised) ss.push_back(f.state);
+  for (std::size_t k : *voters) ss.push_back(promised[k].second.state);
   const repl::NodeState& src = ss[*repl::ChooseSource(ss)];
   {
     std::lock_guard<std::mutex> l(mu);
@@ -126,8 +181,14 @@ ClientStatus LogClient::Impl::OpenCluster() {
     std::lock_guard<std::mutex> l(mu);
     if (fenced) return ClientStatus(Code::kFenced, fence_reason);
   }
-  // 4. W nodes must hold the sealed stream (they fill it from the source).
-  ClientStatus s = WaitCaughtUp(seal_lsn, deadline);
+  // 4. W members must hold the sealed stream (they fill it from the source).
+  // A new cluster (every node rebuilding, none ever a member) needs all N:
+  // a rebuilding node becomes a member only when every peer answers, so a
+  // node lost before that would leave the others rebuilding until it is back.
+  const bool bootstrap = voters->size() == n && std::all_of(ss.begin(), ss.end(), [](const repl::NodeState& x) {
+    return x.rebuilding;
+  });
+  ClientStatus s = WaitCaughtUp(seal_lsn, deadline, bootstrap ? n : w);
   if (!s.ok()) return s;
   {
     std::lock_guard<std::mutex> l(mu);

@@ -89,6 +89,7 @@ void PutState(Writer& w, const NodeState& s) {
   PutHistory(w, s.history);
   w.U32(static_cast<std::uint32_t>(s.counters.size()));
   for (std::uint64_t c : s.counters) w.U64(c);
+  w.U8(s.rebuilding ? 1 : 0);
 }
 bool GetState(Reader& r, NodeState* s) {
   if (!r.Str(&s->node_id, wire::kMaxNodeId)) return false;
@@ -102,7 +103,7 @@ bool GetState(Reader& r, NodeState* s) {
   s->counters.resize(k);
   for (auto& c : s->counters)
     if (!r.U64(&c)) return false;
-  return true;
+  return r.Bool(&s->rebuilding);
 }
 
 void PutBody(Writer& w, const Frame& f) {
@@ -116,6 +117,7 @@ void PutBody(Writer& w, const Frame& f) {
       PutHistory(w, f.history);
       w.U32(static_cast<std::uint32_t>(f.peers.size()));
       for (const auto& p : f.peers) w.Str(p);
+      w.U64(f.lsn3);
       break;
     case MsgType::kAppendReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
     case MsgType::kAppendResp: w.U64(f.lsn); w.U64(f.lsn2); break;
@@ -155,7 +157,7 @@ bool GetBody(Reader& r, Frame* f) {
       f->peers.resize(m);
       for (auto& p : f->peers)
         if (!r.Str(&p, wire::kMaxAddress)) return false;
-      return f->u32a < m || m == 0;
+      return r.U64(&f->lsn3) && (f->u32a < m || m == 0);
     }
     case MsgType::kAppendReq:
       return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&

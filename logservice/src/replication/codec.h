@@ -40,6 +40,9 @@ struct NodeState {
   TailImage tail;
   std::vector<SealEntry> history;
   std::vector<std::uint64_t> counters;  // indexed by wire::NodeCounter
+  // Lost (or never had) its storage and is not yet rebuilt from a peer: its
+  // log must not vote in recovery nor its acks count toward a write quorum.
+  bool rebuilding = false;
   bool operator==(const NodeState&) const = default;
 };
 
@@ -60,7 +63,7 @@ struct Frame {
   std::uint64_t writer_id = 0;
   Lsn lsn = 0;   // seal_lsn, start_lsn, block_lsn, from_lsn, ckpt/page lsn, durable (AppendResp/ReadResp)
   Lsn lsn2 = 0;  // commit_lsn (Append, Seal), data_end, complete (AppendResp)
-  Lsn lsn3 = 0;  // durable (TailResp), seal_epoch (ReadReq)
+  Lsn lsn3 = 0;  // durable (TailResp), seal_epoch (ReadReq), certify_lsn (SealReq)
   std::uint32_t u32a = 0;  // self_index, max_bytes, space
   std::uint32_t u32b = 0;  // page
   bool found = false;

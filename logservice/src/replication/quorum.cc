@@ -100,4 +100,36 @@ Lsn SealPoint(const std::vector<SealEntry>& node_history, Lsn node_end, const st
   return cut;
 }
 
+std::optional<std::vector<std::size_t>> RecoveryVoters(const std::vector<NodeState>& states, std::size_t n,
+                                                       std::size_t r) {
+  std::vector<std::size_t> members, all;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    all.push_back(i);
+    if (!states[i].rebuilding) members.push_back(i);
+  }
+  if (members.size() >= r) return members;
+  if (members.empty() && states.size() == n) return all;
+  return std::nullopt;
+}
+
+bool ReachesCertifyLsn(Lsn durable, const TailImage& tail, Epoch seal_epoch, Lsn certify_lsn) {
+  if (durable >= certify_lsn) return true;
+  return tail.valid() && tail.epoch == seal_epoch && tail.block_lsn <= durable && tail.data_end >= certify_lsn;
+}
+
+std::string WhyNotMember(Epoch seal_epoch, Epoch promised_epoch, std::size_t peers,
+                         const std::vector<NodeState>& answers) {
+  if (seal_epoch == 0) return "not sealed by any writer";
+  for (const auto& a : answers) {
+    if (a.promised_epoch > promised_epoch)
+      return "peer " + a.node_id + " promised epoch " + std::to_string(a.promised_epoch) + ", above our promise " +
+             std::to_string(promised_epoch);
+    if (a.rebuilding && a.seal_epoch < seal_epoch)
+      return "peer " + a.node_id + " is rebuilding and not sealed in epoch " + std::to_string(seal_epoch) + " yet";
+  }
+  if (answers.size() < peers)
+    return std::to_string(answers.size()) + " of " + std::to_string(peers) + " peers answered";
+  return "";
+}
+
 }  // namespace strata::logservice::repl

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "codec.h"
@@ -72,5 +73,42 @@ TailImage ChooseTail(const std::vector<NodeState>& states, const std::vector<Sea
 // at its seal LSN), so the cut is the lowest seal LSN of either history's
 // entries after k, capped at node_end.
 Lsn SealPoint(const std::vector<SealEntry>& node_history, Lsn node_end, const std::vector<SealEntry>& new_history);
+
+// ---- rebuilding nodes (docs/design/logservice-node-rebuild.md) ----
+// A node that lost (or never had) its storage reports `rebuilding`: its log
+// may lack bytes it once acknowledged, and its promise may have been
+// forgotten. It counts toward no quorum until it is a member again.
+
+// Which of the promised nodes' states a recovery may compare: the members,
+// if at least R of them answered. If all N nodes answered and every one is
+// rebuilding, all of them: a fresh cluster (or a bootstrap whose writer
+// died before the nodes became members), where no byte was ever
+// acknowledged, since acknowledgements count only from members; any other
+// way to get there lost every member's disk. Otherwise nullopt: too few
+// members answered, and a recovery now could miss acknowledged bytes.
+std::optional<std::vector<std::size_t>> RecoveryVoters(const std::vector<NodeState>& states, std::size_t n,
+                                                       std::size_t r);
+
+// Whether a rebuilding node sealed in seal_epoch holds everything its
+// sealing writer may have acknowledged: its durable end reaches
+// certify_lsn, or its tail register of that epoch does, sitting at or
+// below its durable end.
+bool ReachesCertifyLsn(Lsn durable, const TailImage& tail, Epoch seal_epoch, Lsn certify_lsn);
+
+// Whether the peers' states let a rebuilding node become a member: it is
+// sealed, every one of the `peers` other nodes answered, and none promised
+// an epoch above the node's own promise. A promise above it may be one the
+// node made and lost with its disk, to a writer that fenced the one that
+// sealed it; at least R - 1 peers still hold it, and since the node does
+// not know W it asks them all (R - 1 of N - 1 are certainly seen only by
+// asking W of them, which is all of them for N = 3). A promise the node
+// holds itself it has not forgotten. And every peer still rebuilding has
+// been sealed at least in our seal epoch: in a new cluster, a node must not
+// become a member while another has not even been sealed, or a writer that
+// dies then leaves one member and nodes that can never be sealed (a
+// recovery needs R members; only all N rebuilding count as a new cluster).
+// Empty if so, else why not.
+std::string WhyNotMember(Epoch seal_epoch, Epoch promised_epoch, std::size_t peers,
+                         const std::vector<NodeState>& answers);
 
 }  // namespace strata::logservice::repl

@@ -21,7 +21,9 @@
 //   every response body starts with   str error   (empty when code == kOk)
 //   PromiseReq   u64 writer_id
 //   SealReq      u64 seal_lsn, u64 commit_lsn (writer's quorum frontier: catch up to it), u32 self_index, u32 n, n*(u64 epoch, u64 lsn) history,
-//                u32 m, m*str peer address
+//                u32 m, m*str peer address, u64 certify_lsn (end of all the writer may have acknowledged or
+//                recovered, tail included: a rebuilding node becomes a member once it holds that much;
+//                docs/design/logservice-node-rebuild.md)
 //   AppendReq    u64 start_lsn, u64 commit_lsn (writer's quorum frontier, a catch-up hint), bytes redo
 //   AppendResp   u64 durable_lsn, u64 complete_lsn
 //   TailReq      u64 block_lsn, u64 data_end, bytes image
@@ -38,7 +40,8 @@
 //                u64 last_epoch, u64 released, u64 durable, u64 complete, u64 highest,
 //                u64 tail_epoch, u64 tail_block_lsn, u64 tail_data_end, bytes tail_image,
 //                u32 n, n*(u64 epoch, u64 lsn) history,
-//                u32 k, k*u64 counters (NodeCounter order; unknown extra counters are ignored)
+//                u32 k, k*u64 counters (NodeCounter order; unknown extra counters are ignored),
+//                u8 rebuilding (1: the node lost or never had its storage and does not count toward any quorum)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +49,8 @@
 namespace strata::logservice::wire {
 
 inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
-inline constexpr std::uint8_t kWireVersion = 1;
+// 2: SealReq certify_lsn and NodeState rebuilding (node rebuild from a peer).
+inline constexpr std::uint8_t kWireVersion = 2;
 
 inline constexpr std::size_t kMagicOffset = 0;
 inline constexpr std::size_t kVersionOffset = 4;

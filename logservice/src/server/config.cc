@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "admin_credentials.h"
+
 namespace strata::logservice::server {
 namespace {
 std::string Trim(const std::string& s) {
@@ -82,7 +84,15 @@ Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
     else if (k == "log_format") c.log_format = v;
     else if (k == "admin_listen") c.admin_listen = v;
     else if (k == "admin_port_file") c.admin_port_file = v;
-    else if (k == "secret_file") {
+    else if (k == "admin_tls_cert_file") c.admin_tls_cert_file = v;
+    else if (k == "admin_tls_key_file") c.admin_tls_key_file = v;
+    else if (k == "admin_token_file" || k == "admin_readonly_token_file") {
+      auto t = ReadSecretFile(v);
+      if (!t.ok()) return Status::InvalidArgument(k + ": " + t.status().message());
+      (k == "admin_token_file" ? c.admin_token : c.admin_readonly_token) = *t;
+    } else if (k == "admin_token" || k == "admin_readonly_token") {
+      return Status::InvalidArgument("admin tokens are never passed directly: use " + k + "_file");
+    } else if (k == "secret_file") {
       auto s = ReadSecretFile(v);
       if (!s.ok()) return s.status();
       c.node.secret = *s;
@@ -95,6 +105,13 @@ Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
   if (c.node.data_dir.empty()) return Status::InvalidArgument("data_dir is required");
   if (c.node.secret.empty()) return Status::InvalidArgument("secret_file is required");
   if (c.log_format != "kv" && c.log_format != "json") return Status::InvalidArgument("log_format must be kv or json");
+  if (c.admin_tls_cert_file.empty() != c.admin_tls_key_file.empty())
+    return Status::InvalidArgument("admin_tls_cert_file and admin_tls_key_file go together");
+  if (!c.admin_listen.empty()) {
+    STRATA_RETURN_IF_ERROR(admin::ValidateAdminTokens(c.admin_readonly_token, c.admin_token, c.node.secret));
+  } else if (!c.admin_token.empty() || !c.admin_readonly_token.empty() || !c.admin_tls_cert_file.empty()) {
+    return Status::InvalidArgument("admin_token_file, admin_readonly_token_file and admin_tls_* need admin_listen");
+  }
   return c;
 }
 

@@ -3,9 +3,13 @@
 //   node_id, listen, data_dir, peers (comma-separated addresses, this node
 //   included), cluster_id, secret_file, segment_bytes, port_file, log_format (kv|json),
 //   admin_listen (gRPC admin "host:port"), admin_port_file,
+//   admin_token_file, admin_readonly_token_file (the admin API's own
+//   credentials, src/admin/admin_credentials.h; admin_listen needs the first),
+//   admin_tls_cert_file, admin_tls_key_file (PEM; both or neither: TLS on the
+//   admin API; neither: plaintext),
 //   disk_limit_bytes (0 = none: the node's files may use at most this much)
-// The secret is read from secret_file (first line, trailing newline dropped),
-// never from the command line.
+// The secret and the admin tokens are read from files (first line, trailing
+// newline dropped), never from the command line.
 #pragma once
 #include <string>
 #include <vector>
@@ -21,6 +25,10 @@ struct DaemonConfig {
   std::string log_format = "kv";
   std::string admin_listen;     // gRPC admin "host:port" (empty: off); loopback recommended
   std::string admin_port_file;  // if set, the admin port is written here
+  std::string admin_token;           // from admin_token_file (never logged)
+  std::string admin_readonly_token;  // from admin_readonly_token_file; may be empty
+  std::string admin_tls_cert_file;   // PEM certificate chain; empty: no TLS
+  std::string admin_tls_key_file;    // PEM private key
 };
 
 Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args);

@@ -52,6 +52,11 @@ struct Node::Impl {
   repl::TailImage tail;
   Lsn commit_hint = 0;
   std::mutex seal_mu;  // Seal (worker) vs. gap-fill appends (catch-up)
+  // Serializes read-modify-save of node_meta: the worker (promise, seal) and
+  // the catch-up thread (a rebuilt node becoming a member). Taken before
+  // seal_mu and meta_mu, never while holding either.
+  std::mutex meta_save_mu;
+  std::string last_member_wait;  // catch-up thread: last rebuild_wait reason logged
 
   struct Work {
     std::shared_ptr<rdma::Connection> conn;
@@ -119,6 +124,7 @@ struct Node::Impl {
       st.seal_lsn = meta.seal_lsn;
       st.history = meta.history;
       st.tail = tail;
+      st.rebuilding = meta.rebuilding;
     }
     const LogFrontier fr = log->frontier();
     st.last_epoch = fr.max_epoch;
@@ -238,6 +244,7 @@ struct Node::Impl {
 
   void HandlePromise(const Frame& req, Frame* rep) {
     Count(wire::NodeCounter::kPromises);
+    std::lock_guard<std::mutex> ms(meta_save_mu);
     NodeMeta next;
     {
       std::lock_guard<std::mutex> l(meta_mu);
@@ -278,6 +285,7 @@ struct Node::Impl {
       rep->state = State();
       return;
     }
+    std::lock_guard<std::mutex> ms(meta_save_mu);
     NodeMeta next;
     {
       std::lock_guard<std::mutex> l(meta_mu);
@@ -303,6 +311,9 @@ struct Node::Impl {
                       " cut=" + std::to_string(cut) + " had_complete=" + std::to_string(fr.complete_lsn) +
                       " had_highest=" + std::to_string(fr.highest_lsn));
     }
+    // A rebuilding node must reach the highest certify LSN any seal of its
+    // seal epoch carried before it becomes a member (design note, section 4).
+    next.certify_lsn = next.seal_epoch == req.epoch ? std::max(next.certify_lsn, req.lsn3) : req.lsn3;
     next.seal_epoch = req.epoch;
     next.seal_lsn = req.lsn;
     {
@@ -532,10 +543,12 @@ struct Node::Impl {
     }
   }
 
-  // ---- gap filling ----
+  // ---- gap filling and rebuilding ----
   void CatchUpLoop() {
     std::shared_ptr<repl::RpcChannel> peer;
     std::size_t next_peer = 0;
+    std::size_t peer_index = 0;
+    auto next_member_check = rt->Now();
     for (;;) {
       NodeMeta m;
       Lsn hint;
@@ -549,6 +562,10 @@ struct Node::Impl {
         m = meta;
         hint = commit_hint;
       }
+      if (m.rebuilding && m.seal_epoch != 0 && rt->Now() >= next_member_check) {
+        next_member_check = rt->Now() + std::chrono::milliseconds(200);
+        TryBecomeMember(m);
+      }
       if (m.seal_epoch == 0 || m.peers.size() < 2) continue;
       LogFrontier fr = log->frontier();
       const Lsn target = std::max({m.seal_lsn, fr.highest_lsn, hint});
@@ -560,7 +577,10 @@ struct Node::Impl {
           const std::size_t i = next_peer++ % m.peers.size();
           if (i == m.self_index) continue;
           auto ch = repl::RpcChannel::Connect(*network, m.peers[i], nullptr, nullptr);
-          if (ch.ok()) peer = *ch;
+          if (ch.ok()) {
+            peer = *ch;
+            peer_index = i;
+          }
         }
         if (!peer) continue;
       }
@@ -570,6 +590,12 @@ struct Node::Impl {
       req.u32a = wire::kMaxReadBytes;
       req.lsn3 = m.seal_epoch;
       auto rep = peer->Call(req, std::chrono::milliseconds(2000));
+      if (rep.ok() && rep->code == ReplyCode::kNotFound) {
+        // The peer released the log below our gap-free end: we are empty, or
+        // were away while the cluster released past our end.
+        if (!StartFromPeer(*peer, m.peers[peer_index], m, fr)) peer.reset();
+        continue;
+      }
       if (!rep.ok() || rep->code != ReplyCode::kOk || rep->ranges.empty()) {
         peer.reset();  // try another peer next round
         continue;
@@ -606,6 +632,106 @@ struct Node::Impl {
       catchup_cv.notify_all();
     }
   }
+
+  // Takes the peer's checkpoint and starts our log where the peer's starts
+  // (its released LSN), so that gap filling copies from there. The
+  // checkpoint first: a node's log must never start above its own stored
+  // checkpoint, or a recovery that starts at that checkpoint could not read
+  // it here. False (and the caller tries another peer) if the peer is not
+  // sealed like us or its state does not allow it.
+  bool StartFromPeer(repl::RpcChannel& peer, const std::string& name, const NodeMeta& m, const LogFrontier& fr) {
+    const auto timeout = std::chrono::milliseconds(2000);
+    Frame sq;
+    sq.type = MsgType::kStatusReq;
+    auto st = peer.Call(sq, timeout);
+    if (!st.ok() || st->code != ReplyCode::kOk || st->state.seal_epoch != m.seal_epoch ||
+        st->state.released <= fr.complete_lsn)
+      return false;
+    const Lsn start = st->state.released;
+    Frame cq;
+    cq.type = MsgType::kCkptGetReq;
+    auto cp = peer.Call(cq, timeout);
+    if (!cp.ok() || cp->code != ReplyCode::kOk) return false;
+    if (!cp->found || cp->lsn < start) {
+      Log("warn", "event=rebuild_refused from=" + name + " start=" + std::to_string(start) +
+                      " reason=\"the peer's checkpoint does not cover its released LSN\"");
+      return false;
+    }
+    auto mine = ckpt->Read();
+    Status s = mine.ok() || mine.status().is_not_found() ? Status::Ok() : mine.status();
+    if (s.ok() && (!mine.ok() || mine->checkpoint_lsn < cp->lsn)) s = ckpt->Write(Checkpoint{cp->lsn, cp->lsn2, cp->data});
+    if (s.ok()) {
+      std::lock_guard<std::mutex> sl(seal_mu);
+      {
+        std::lock_guard<std::mutex> l(meta_mu);
+        if (meta.seal_epoch != m.seal_epoch) return false;
+      }
+      s = log->StartAt(start);
+    }
+    if (!s.ok()) {
+      Log("warn", "event=rebuild_failed from=" + name + " start=" + std::to_string(start) + " reason=\"" + s.message() + "\"");
+      return false;
+    }
+    Log("info", "event=rebuild_start from=" + name + " start=" + std::to_string(start) +
+                    " checkpoint=" + std::to_string(cp->lsn) + " had_complete=" + std::to_string(fr.complete_lsn));
+    return true;
+  }
+
+  // A rebuilding node becomes a member (docs/design/logservice-node-rebuild.md,
+  // section 4) once its log reaches its sealing writer's certify LSN and
+  // every peer confirms that no newer writer has promised anywhere.
+  void TryBecomeMember(const NodeMeta& m) {
+    repl::TailImage t;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      t = tail;
+    }
+    const LogFrontier fr = log->frontier();
+    std::string why;
+    if (!repl::ReachesCertifyLsn(fr.durable_lsn, t, m.seal_epoch, m.certify_lsn)) {
+      why = "durable " + std::to_string(fr.durable_lsn) + " below the certify LSN " + std::to_string(m.certify_lsn);
+    } else {
+      std::vector<repl::NodeState> answers;
+      std::size_t peers = 0;
+      for (std::size_t i = 0; i < m.peers.size(); ++i) {
+        if (i == m.self_index) continue;
+        ++peers;
+        auto ch = repl::RpcChannel::Connect(*network, m.peers[i], nullptr, nullptr);
+        if (!ch.ok()) continue;
+        Frame q;
+        q.type = MsgType::kStatusReq;
+        auto rep = (*ch)->Call(q, std::chrono::milliseconds(1000));
+        if (rep.ok() && rep->code == ReplyCode::kOk) answers.push_back(rep->state);
+        (*ch)->Close();
+      }
+      why = repl::WhyNotMember(m.seal_epoch, m.promised_epoch, peers, answers);
+    }
+    if (!why.empty()) {
+      if (why.substr(0, 7) != last_member_wait.substr(0, 7))  // once per kind of reason, not per check
+        Log("info", "event=rebuild_wait epoch=" + std::to_string(m.seal_epoch) + " reason=\"" + why + "\"");
+      last_member_wait = why;
+      return;
+    }
+    std::lock_guard<std::mutex> ms(meta_save_mu);
+    NodeMeta next;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      next = meta;
+    }
+    if (!next.rebuilding || next.seal_epoch != m.seal_epoch) return;  // a new seal came in: its rule now
+    next.rebuilding = false;
+    Status s = SaveNodeMeta(*fs, opt.data_dir, next);
+    if (!s.ok()) {
+      Log("warn", "event=rebuild_failed reason=\"" + s.message() + "\"");
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      meta = next;
+    }
+    Log("info", "event=rebuilt epoch=" + std::to_string(m.seal_epoch) + " certify_lsn=" + std::to_string(m.certify_lsn) +
+                    " released=" + std::to_string(fr.released_lsn) + " durable=" + std::to_string(fr.durable_lsn));
+  }
 };
 
 Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
@@ -621,6 +747,10 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
     n.Log(l == LogLevel::kInfo ? "info" : l == LogLevel::kWarning ? "warn" : "error",
           "event=storage msg=\"" + std::string(line) + "\"");
   };
+  // Before the store creates it: a node that kept node_meta but not its log
+  // (redo/ lost, or moved aside after damage) holds nothing either.
+  auto had_log = n.fs->Exists(JoinPath(n.opt.data_dir, "redo"));
+  if (!had_log.ok()) return had_log.status();
   LogStoreOptions lo;
   lo.segment_bytes = n.opt.segment_bytes;
   lo.log = sink;
@@ -642,10 +772,21 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   auto meta = LoadNodeMeta(*n.fs, n.opt.data_dir);
   if (meta.ok()) {
     n.meta = *meta;
+    if (!*had_log && !n.meta.rebuilding) {
+      // Durably, before anything is served: the store now exists, and a
+      // restart must not take this node for a member again.
+      n.meta.rebuilding = true;
+      STRATA_RETURN_IF_ERROR(SaveNodeMeta(*n.fs, n.opt.data_dir, n.meta));
+      n.Log("warn", "event=log_lost reason=\"node_meta without a redo directory: rebuilding from peers\"");
+    }
   } else if (!meta.status().is_not_found()) {
     return meta.status();
   } else {
     n.meta.peers = n.opt.peers;
+    // No node_meta: a new node, or one that lost its storage; it cannot tell
+    // which. Either way it vouches for nothing until it has rebuilt from its
+    // peers (docs/design/logservice-node-rebuild.md).
+    n.meta.rebuilding = true;
   }
   auto tail = LoadTail(*n.fs, n.opt.data_dir);
   if (tail.ok()) n.tail = *tail;
@@ -675,7 +816,7 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   n.Log("info", "event=started listen=" + n.address + " data_dir=" + n.opt.data_dir +
                     " promised=" + std::to_string(n.meta.promised_epoch) + " seal_epoch=" +
                     std::to_string(n.meta.seal_epoch) + " durable=" + std::to_string(fr.durable_lsn) +
-                    " highest=" + std::to_string(fr.highest_lsn));
+                    " highest=" + std::to_string(fr.highest_lsn) + (n.meta.rebuilding ? " rebuilding=1" : ""));
   // Threads start last: from here on meta is read only under meta_mu.
   n.worker = Thread(*n.rt, "worker", [&n] { n.WorkerLoop(); });
   n.syncer = Thread(*n.rt, "sync", [&n] { n.SyncLoop(); });

@@ -17,7 +17,11 @@
 //   - the catch-up thread: when the node's gap-free prefix ends below what
 //     it knows exists (the writer's seal LSN, the highest received range, the
 //     writer's commit hint), it reads the missing bytes from a peer that is
-//     sealed in the same epoch and appends them (gap filling).
+//     sealed in the same epoch and appends them (gap filling). When that
+//     peer has released the bytes (we are empty, or were away while the
+//     cluster released past our end) it takes the peer's checkpoint and
+//     starts our log at the peer's released LSN (rebuilding). It also makes
+//     a rebuilding node a member again once that is safe (below);
 //   All three are logservice::Thread's of NodeOptions::runtime and wait only
 //   on its CondVars and clock (runtime.h), never holding another mutex while
 //   they wait: the deterministic simulator (logservice/tests/sim/) runs them
@@ -34,6 +38,15 @@
 // it a kStaleEpoch reply. A promise reply reports only fdatasync'ed bytes
 // as durable. Every reply's header carries the node's promised epoch at
 // the time it was built.
+//
+// Rebuilding (docs/design/logservice-node-rebuild.md): a node that starts
+// without node_meta may have lost bytes it acknowledged and promises it
+// made. It reports NodeState::rebuilding, and writers count neither its log
+// in recovery nor its acknowledgements until it is a member again: sealed in
+// epoch E, its log reaches the seal's certify LSN (all E's writer may have
+// acknowledged) and every peer answers, none with a promise above the
+// node's own (a lost copy of a newer writer's promise). The flag
+// lives in node_meta, so a crash in the middle keeps the node rebuilding.
 //
 // Failure handling: storage errors are answered with kStoreError and logged;
 // a store that needs recovery makes the node refuse writes until restarted.

@@ -6,7 +6,10 @@
 namespace strata::logservice::server {
 namespace {
 
-constexpr std::uint32_t kMetaVersion = 1;
+// 2 added rebuilding + certify_lsn; a version 1 file is a member's (it was
+// written before nodes could rebuild) and reads as rebuilding = false.
+constexpr std::uint32_t kMetaVersion = 2;
+constexpr std::uint32_t kTailVersion = 1;
 
 void Put64(std::string* o, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) o->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -38,13 +41,16 @@ std::string EncodeNodeMeta(const NodeMeta& m) {
   for (const auto& h : m.history) { Put64(&o, h.epoch); Put64(&o, h.lsn); }
   Put64(&o, m.peers.size());
   for (const auto& p : m.peers) PutStr(&o, p);
+  Put64(&o, m.rebuilding ? 1 : 0);
+  Put64(&o, m.certify_lsn);
   return o;
 }
 
 Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
   NodeMeta m;
   std::uint64_t version, self, nh, np;
-  if (!Get64(&in, &version) || version != kMetaVersion) return Status::Corruption("node meta: bad version");
+  if (!Get64(&in, &version) || (version != 1 && version != kMetaVersion))
+    return Status::Corruption("node meta: bad version");
   if (!Get64(&in, &m.promised_epoch) || !Get64(&in, &m.writer_id) || !Get64(&in, &m.seal_epoch) ||
       !Get64(&in, &m.seal_lsn) || !Get64(&in, &self) || !Get64(&in, &nh) || nh > wire::kMaxHistory)
     return Status::Corruption("node meta: truncated header");
@@ -56,6 +62,12 @@ Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
   m.peers.resize(np);
   for (auto& p : m.peers)
     if (!GetStr(&in, &p, wire::kMaxAddress)) return Status::Corruption("node meta: truncated peer");
+  if (version >= 2) {
+    std::uint64_t rebuilding;
+    if (!Get64(&in, &rebuilding) || rebuilding > 1 || !Get64(&in, &m.certify_lsn))
+      return Status::Corruption("node meta: truncated rebuild state");
+    m.rebuilding = rebuilding == 1;
+  }
   if (!in.empty()) return Status::Corruption("node meta: trailing bytes");
   *out = std::move(m);
   return Status::Ok();
@@ -63,7 +75,7 @@ Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
 
 std::string EncodeTail(const repl::TailImage& t) {
   std::string o;
-  Put64(&o, kMetaVersion);
+  Put64(&o, kTailVersion);
   Put64(&o, t.epoch);
   Put64(&o, t.block_lsn);
   Put64(&o, t.data_end);
@@ -74,7 +86,7 @@ std::string EncodeTail(const repl::TailImage& t) {
 Status DecodeTail(std::string_view in, repl::TailImage* out) {
   repl::TailImage t;
   std::uint64_t version;
-  if (!Get64(&in, &version) || version != kMetaVersion || !Get64(&in, &t.epoch) || !Get64(&in, &t.block_lsn) ||
+  if (!Get64(&in, &version) || version != kTailVersion || !Get64(&in, &t.epoch) || !Get64(&in, &t.block_lsn) ||
       !Get64(&in, &t.data_end) || !GetStr(&in, &t.image, wire::kMaxTailImage) || !in.empty())
     return Status::Corruption("tail register: malformed");
   *out = std::move(t);

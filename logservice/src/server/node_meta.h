@@ -1,7 +1,12 @@
 // NodeMeta: what a log service node must remember durably besides the log:
 // the promised epoch (and the writer that holds it), the seal (epoch + LSN at
 // which the current writer's stream starts on this node), the writer's seal
-// history and the peer list it announced. And the tail register: the
+// history and the peer list it announced, and whether the node is still
+// rebuilding its log from a peer (docs/design/logservice-node-rebuild.md:
+// a node that starts without node_meta may have lost acknowledged data, so
+// it does not count toward any quorum until it is rebuilt; the flag is
+// kept here so that a crash halfway through a rebuild does not make the
+// node a member). And the tail register: the
 // overwritable last partial block, one slot, newest wins.
 //
 // Durability: both live in small files replaced atomically
@@ -28,6 +33,11 @@ struct NodeMeta {
   std::uint32_t self_index = 0;
   std::vector<repl::SealEntry> history;
   std::vector<std::string> peers;
+  // Rebuilding from a peer: not yet a member (counts toward no quorum).
+  bool rebuilding = false;
+  // Highest certify LSN a writer sent with a seal in seal_epoch: the log
+  // must reach it before a rebuilding node becomes a member again.
+  Lsn certify_lsn = 0;
   bool operator==(const NodeMeta&) const = default;
 };
 

@@ -85,7 +85,8 @@ struct RecordHeader {
 inline constexpr std::uint32_t kDurableFileMagic = 0x31464453u;  // "SDF1" on disk
 // kNodeMeta and kTail belong to the replication layer (src/server/node_meta.h):
 // the promised epoch + seal history, and the per-epoch tail block register.
-enum class DurableFileKind : std::uint32_t { kCheckpoint = 1, kNodeMeta = 2, kTail = 3 };
+// kVolume is the node's volume record (present / dropped, src/server/volume.h).
+enum class DurableFileKind : std::uint32_t { kCheckpoint = 1, kNodeMeta = 2, kTail = 3, kVolume = 4 };
 
 inline constexpr std::size_t kDfMagicOffset = 0;       // u32 kDurableFileMagic
 inline constexpr std::size_t kDfVersionOffset = 4;     // u32 kFormatVersion

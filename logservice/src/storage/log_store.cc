@@ -235,12 +235,18 @@ Status LogStore::TruncateAfter(Lsn lsn, Epoch new_epoch) {
   return Status::Ok();
 }
 
-Status LogStore::ReleaseBelow(Lsn lsn) {
+Status LogStore::ReleaseBelow(Lsn lsn) { return Release(lsn, /*beyond_complete=*/false); }
+
+Status LogStore::StartAt(Lsn lsn) { return Release(lsn, /*beyond_complete=*/true); }
+
+// One release record either way: replay applies it without the bound check,
+// so a log moved forward by StartAt reopens where it was moved to.
+Status LogStore::Release(Lsn lsn, bool beyond_complete) {
   std::uint64_t sequence;
   {
     std::lock_guard<std::mutex> lock(s_->mu);
     if (lsn <= s_->index.base()) return Status::Ok();
-    STRATA_RETURN_IF_ERROR(s_->index.CheckRelease(lsn));
+    if (!beyond_complete) STRATA_RETURN_IF_ERROR(s_->index.CheckRelease(lsn));
     RecordHeader h{RecordType::kRelease, 0, lsn, lsn, 0};
     auto appended = s_->journal->Append({{h, {}}});
     if (!appended.ok()) return appended.status();

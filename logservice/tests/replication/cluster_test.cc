@@ -405,7 +405,8 @@ TEST(Admin, GrpcStatusThroughLogservicectl) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(WaitNodeDurable(*lc, i, 8 * 512, milliseconds(5000)));
   std::string admins;
   for (int i = 0; i < 3; ++i) admins += (i ? "," : "") + c.admin_address(i);
-  const std::string cmd = std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins + " 2>&1";
+  const std::string cmd = std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins +
+                          " --token_file=" + c.readonly_token_file() + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_TRUE(p);
   std::string out;
@@ -436,12 +437,14 @@ TEST(Admin, GrpcStatusThroughLogservicectl) {
   EXPECT_EQ(nodes, 3) << out;
   // JSON over gRPC, and a node that does not answer: named, exit status 1.
   std::string json;
-  EXPECT_EQ(RunCmd(std::string(LOGSERVICECTL_PATH) + " status --json --admin=" + admins, &json), 0) << json;
+  EXPECT_EQ(RunCmd(std::string(LOGSERVICECTL_PATH) + " status --json --admin=" + admins +
+                       " --token_file=" + c.readonly_token_file(), &json), 0) << json;
   EXPECT_NE(json.find("\"durable_lsn\":\"4096\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"disk_bytes\":"), std::string::npos) << json;
   c.Kill(1);
   std::string down;
-  EXPECT_EQ(RunCmd(std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins, &down), 1) << down;
+  EXPECT_EQ(RunCmd(std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins +
+                       " --token_file=" + c.readonly_token_file(), &down), 1) << down;
   EXPECT_NE(down.find(c.admin_address(1)), std::string::npos) << down;
   EXPECT_NE(down.find("error="), std::string::npos) << down;
   EXPECT_NE(down.find("node=n3"), std::string::npos) << down;

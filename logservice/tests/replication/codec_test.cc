@@ -96,7 +96,8 @@ TEST(Codec, BadHeaderFieldsAreRejected) {
     return b;
   };
   EXPECT_FALSE(Decode(with(wire::kMagicOffset, 'X'), &g).ok());
-  EXPECT_FALSE(Decode(with(wire::kVersionOffset, 2), &g).ok());
+  EXPECT_FALSE(Decode(with(wire::kVersionOffset, wire::kWireVersion + 1), &g).ok());
+  EXPECT_FALSE(Decode(with(wire::kVersionOffset, wire::kWireVersion - 1), &g).ok());
   EXPECT_FALSE(Decode(with(wire::kTypeOffset, 0), &g).ok());
   EXPECT_FALSE(Decode(with(wire::kTypeOffset, wire::kLastType + 1), &g).ok());
   EXPECT_FALSE(Decode(with(wire::kCodeOffset, 1), &g).ok());  // reply code on a request

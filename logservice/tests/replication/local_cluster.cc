@@ -23,6 +23,10 @@ LocalCluster::LocalCluster(int n, std::string secret, std::string cluster_id)
   root_ = made ? made : "/tmp/strata-ls-fallback";
   secret_file_ = root_ + "/secret";
   std::ofstream(secret_file_) << secret_ << "\n";
+  admin_token_file_ = root_ + "/admin_token";
+  readonly_token_file_ = root_ + "/admin_readonly_token";
+  std::ofstream(admin_token_file_) << "admin-token-" << secret_ << "-0123456789\n";
+  std::ofstream(readonly_token_file_) << "readonly-token-" << secret_ << "-0123456789\n";
 }
 
 LocalCluster::~LocalCluster() {
@@ -55,6 +59,8 @@ bool LocalCluster::Start(int i) {
   const std::string admin_port_file = root_ + "/" + id + ".admin_port";
   args.push_back("--admin_listen=127.0.0.1:" + std::to_string(admin_ports_[i]));
   args.push_back("--admin_port_file=" + admin_port_file);
+  args.push_back("--admin_token_file=" + admin_token_file_);
+  args.push_back("--admin_readonly_token_file=" + readonly_token_file_);
 #endif
   for (const auto& a : extra_args_[i])
     if (!a.empty()) args.push_back(a);

@@ -42,10 +42,14 @@ class LocalCluster {
   const std::string& secret_file() const { return secret_file_; }
   const std::string& secret() const { return secret_; }
   const std::string& cluster_id() const { return cluster_id_; }
+  // The admin API's tokens (logserviced --admin_token_file /
+  // --admin_readonly_token_file), distinct from the cluster secret.
+  const std::string& admin_token_file() const { return admin_token_file_; }
+  const std::string& readonly_token_file() const { return readonly_token_file_; }
 
  private:
   int n_;
-  std::string secret_, cluster_id_, root_, secret_file_;
+  std::string secret_, cluster_id_, root_, secret_file_, admin_token_file_, readonly_token_file_;
   std::vector<pid_t> pids_;
   std::vector<int> ports_;
   std::vector<int> admin_ports_;

@@ -37,7 +37,9 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
   EXPECT_EQ(why(put64(b, 48, wire::kMaxHistory + 1)), "node meta: truncated header");  // history count over the cap
   EXPECT_EQ(why(b.substr(0, 56 + 8)), "node meta: truncated history");
   EXPECT_EQ(why(put64(b, 88, wire::kMaxPeers + 1)), "node meta: bad peer count");
-  EXPECT_EQ(why(b.substr(0, b.size() - 1)), "node meta: truncated peer");
+  EXPECT_EQ(why(b.substr(0, b.size() - 17)), "node meta: truncated peer");
+  EXPECT_EQ(why(b.substr(0, b.size() - 1)), "node meta: truncated rebuild state");
+  EXPECT_EQ(why(put64(b, b.size() - 16, 2)), "node meta: truncated rebuild state");  // flag is 0 or 1
   EXPECT_EQ(why(b + "x"), "node meta: trailing bytes");
   for (const std::string& bad : {put64(b, 0, 99), b + "x"}) EXPECT_TRUE(DecodeNodeMeta(bad, &g).is_data_loss());
 
@@ -47,6 +49,24 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
     EXPECT_EQ(DecodeTail(tb.substr(0, n), &u).message(), "tail register: malformed") << n;
   EXPECT_EQ(DecodeTail(put64(tb, 0, 99), &u).message(), "tail register: malformed");
   EXPECT_EQ(DecodeTail(tb + "x", &u).message(), "tail register: malformed");
+}
+
+// Version 2 added the rebuild state. A version 1 file was written by a
+// member (nodes could not rebuild then): it still loads, as a member.
+TEST(NodeMeta, RebuildStateRoundTripsAndVersionOneReadsAsAMember) {
+  NodeMeta m{7, 99, 7, 4096, 1, {{1, 0}, {7, 4096}}, {"tcp://a:1"}};
+  m.rebuilding = true;
+  m.certify_lsn = 12345;
+  NodeMeta g;
+  ASSERT_TRUE(DecodeNodeMeta(EncodeNodeMeta(m), &g).ok());
+  EXPECT_EQ(g, m);
+  std::string v1 = EncodeNodeMeta(m);
+  v1.resize(v1.size() - 16);  // no rebuild state
+  v1[0] = 1;                  // version 1
+  ASSERT_TRUE(DecodeNodeMeta(v1, &g).ok());
+  EXPECT_FALSE(g.rebuilding);
+  EXPECT_EQ(g.certify_lsn, 0u);
+  EXPECT_EQ(g.promised_epoch, 7u);
 }
 
 TEST(NodeMeta, PromiseSurvivesACrashOnceSaved) {

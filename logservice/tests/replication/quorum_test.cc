@@ -170,5 +170,73 @@ TEST(Quorum, SealPointCutsWhereTheHistoriesDiverge) {
   EXPECT_EQ(SealPoint({{1, 0}, {2, 500}}, 1000, {{1, 0}, {2, 500}, {3, 900}}), 900u);
 }
 
+// ---- rebuilding nodes (docs/design/logservice-node-rebuild.md) ----
+
+NodeState Rebuilding(std::string id, Lsn durable = 0) {
+  NodeState s;
+  s.node_id = std::move(id);
+  s.rebuilding = true;
+  s.durable = durable;
+  return s;
+}
+NodeState Member(std::string id, Lsn durable) {
+  NodeState s;
+  s.node_id = std::move(id);
+  s.durable = durable;
+  return s;
+}
+
+// The old bug: a node that lost its disk answered "I hold nothing" and the
+// writer recovered the other answer's shorter log. It does not vote now.
+TEST(Quorum, ARebuildingNodeDoesNotVoteInRecovery) {
+  // Acknowledged up to 900 on the lost node and node 3; node 2 lags at 400.
+  const std::vector<NodeState> lost_and_lagging = {Rebuilding("n1"), Member("n2", 400)};
+  EXPECT_FALSE(RecoveryVoters(lost_and_lagging, 3, 2)) << "one member is not a read quorum";
+  const std::vector<NodeState> all = {Rebuilding("n1"), Member("n2", 400), Member("n3", 900)};
+  auto v = RecoveryVoters(all, 3, 2);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, (std::vector<std::size_t>{1, 2}));
+  std::vector<NodeState> voters;
+  for (std::size_t k : *v) voters.push_back(all[k]);
+  EXPECT_EQ(voters[*ChooseSource(voters)].node_id, "n3");
+}
+
+TEST(Quorum, OnlyEveryNodeRebuildingIsANewCluster) {
+  EXPECT_EQ(RecoveryVoters({Rebuilding("a"), Rebuilding("b"), Rebuilding("c")}, 3, 2),
+            (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_FALSE(RecoveryVoters({Rebuilding("a"), Rebuilding("b")}, 3, 2)) << "the third may hold the log";
+  EXPECT_FALSE(RecoveryVoters({Rebuilding("a"), Rebuilding("b"), Member("c", 10)}, 3, 2))
+      << "two lost disks: the survivor alone may lack acknowledged bytes";
+  EXPECT_EQ(RecoveryVoters({Member("a", 5), Member("b", 7)}, 3, 2), (std::vector<std::size_t>{0, 1}));
+}
+
+TEST(Quorum, ARebuildingNodeMustReachTheCertifyLsnInBlocksOrInItsTail) {
+  EXPECT_TRUE(ReachesCertifyLsn(1000, {}, 5, 1000));
+  EXPECT_FALSE(ReachesCertifyLsn(999, {}, 5, 1000));
+  EXPECT_TRUE(ReachesCertifyLsn(512, TailImage{5, 512, 1000, std::string(512, 'x')}, 5, 1000));
+  EXPECT_FALSE(ReachesCertifyLsn(512, TailImage{4, 512, 1000, std::string(512, 'x')}, 5, 1000))
+      << "a register of another epoch is not the sealing writer's tail";
+  EXPECT_FALSE(ReachesCertifyLsn(100, TailImage{5, 512, 1000, std::string(512, 'x')}, 5, 1000))
+      << "a tail above a gap: the node drops it when the next tail comes";
+  EXPECT_TRUE(ReachesCertifyLsn(0, {}, 1, 0)) << "a new cluster";
+}
+
+TEST(Quorum, ARebuildingNodeBecomesAMemberOnlyWhenEveryPeerAllowsIt) {
+  NodeState b = Member("b", 0), c = Member("c", 0);
+  b.promised_epoch = c.promised_epoch = 7;
+  EXPECT_EQ(WhyNotMember(7, 7, 2, {b, c}), "");
+  EXPECT_EQ(WhyNotMember(0, 7, 2, {b, c}), "not sealed by any writer");
+  EXPECT_EQ(WhyNotMember(7, 7, 2, {b}), "1 of 2 peers answered");
+  c.promised_epoch = 9;  // a newer writer, whose promise we may have lost
+  EXPECT_NE(WhyNotMember(7, 7, 2, {b, c}).find("promised epoch 9"), std::string::npos);
+  EXPECT_EQ(WhyNotMember(7, 9, 2, {b, c}), "") << "a promise we hold ourselves is not forgotten";
+  NodeState d = Rebuilding("d");
+  d.promised_epoch = 7;
+  d.seal_epoch = 0;  // never sealed: a new cluster must not get a lone member
+  EXPECT_NE(WhyNotMember(7, 7, 2, {b, d}).find("not sealed in epoch 7"), std::string::npos);
+  d.seal_epoch = 7;
+  EXPECT_EQ(WhyNotMember(7, 7, 2, {b, d}), "");
+}
+
 }  // namespace
 }  // namespace strata::logservice::repl

@@ -11,8 +11,8 @@
 //      writer, and below it bytes that agree with the claims of lower epochs;
 //   4. epochs only grow: every promised and seal epoch a node reports (in a
 //      reply header, in a NodeState, or to the simulation directly) is at
-//      least the highest it reported before, across crashes; no two writers
-//      hold one epoch.
+//      least the highest it reported before, across crashes (not across a
+//      lost disk: NodeWiped); no two writers hold one epoch.
 //
 // Writer generation g writes, at LSN l, the byte GenByte(g, l): every byte
 // can be checked against the generation that should have written it.
@@ -49,6 +49,10 @@ class Oracle {
 
   // ---- nodes ----
   void NodeEpochs(int node, Epoch promised, Epoch seal, const char* where);
+  // The node's disk was replaced by an empty one: it forgot its epochs
+  // legitimately (invariant 4 holds across crashes, not across lost disks;
+  // such a node counts toward no quorum until rebuilt).
+  void NodeWiped(int node) { node_max_.erase(node); }
   // Every message a process sent (decoded only as far as a check needs).
   void OnSend(int from, int to, std::uint64_t link, std::string_view payload);
 

@@ -146,6 +146,7 @@ class World {
     kWriter,    // writes until stopped, killed or fenced
     kVerifier,  // recovers and reads back, writes nothing
     kFinal,     // recovers, then one write must become durable (liveness)
+    kHealer,    // recovers, then stays (writing nothing) until no node is rebuilding
   };
   struct Writer {
     int gen = 0;
@@ -168,11 +169,15 @@ class World {
   void Final();
   void StartNode(NodeSlot& n);
   void CrashNode(NodeSlot& n, CrashMode mode);
+  void NewDisk(NodeSlot& n);
+  void WipeNode(NodeSlot& n);
+  bool AnyRebuilding();
+  void AwaitMembers();
   void ReapCrashed();
   void CheckNodes();
   Writer& SpawnWriter(Role role);
   void WriterMain(Writer& w);
-  void WriterLoop(Writer& w, LogClient& c);
+  void WriterLoop(Writer& w, LogClient& c, Lsn checkpoint);
   client::ClusterConfig Config(Writer& w);
   std::vector<int> LiveWriterIndexes() const;
   int PickProcess(bool nodes_only);
@@ -222,7 +227,11 @@ World::Writer& World::SpawnWriter(Role role) {
   oracle_.AddWriterProcess(w->process, w->gen);
   Writer* wp = w.get();
   writers_.push_back(std::move(w));
-  Trace(std::string("start ") + (role == Role::kWriter ? "writer " : role == Role::kVerifier ? "verifier " : "final writer ") +
+  Trace(std::string("start ") +
+        (role == Role::kWriter     ? "writer "
+         : role == Role::kVerifier ? "verifier "
+         : role == Role::kHealer   ? "healer "
+                                   : "final writer ") +
         "w" + std::to_string(wp->gen));
   wp->fiber = s_.Spawn(wp->process, "main", [this, wp] {
     WriterMain(*wp);
@@ -255,9 +264,30 @@ void World::WriterMain(Writer& w) {
   oracle_.Opened(w.gen, c->epoch());
   Trace("w" + std::to_string(w.gen) + " opened: epoch " + std::to_string(c->epoch()) + " stream_end " +
         std::to_string(c->stream_end()) + " sealed_end " + std::to_string(c->sealed_end()));
-  // Read back the recovered log, as InnoDB's recovery does.
+  // Read back the recovered log, as InnoDB's recovery does: from the
+  // checkpoint on (the nodes may have released the log below it). Below
+  // it the writer's view is what was acknowledged there (checked by the
+  // claims made before the release).
   const Lsn end = c->sealed_end();
-  std::string rec;
+  Lsn start = 0;
+  for (int tries = 0; !w.kill; ++tries) {
+    auto cp = c->ReadCheckpoint();
+    if (cp.ok() || cp.status().code() == Code::kNotFound) {
+      start = cp.ok() ? std::min(cp->lsn, end) : 0;
+      break;
+    }
+    if (cp.status().code() == Code::kFenced || tries > 200) {
+      w.outcome = "could not read the checkpoint: " + cp.status().ToString();
+      return;
+    }
+    s_.SleepUntil(s_.now() + Ms(1, 50));
+  }
+  if (start > oracle_.committed_size()) {
+    s_.Fail("a checkpoint at LSN " + std::to_string(start) + " lies beyond everything acknowledged (" +
+            std::to_string(oracle_.committed_size()) + ")");
+    return;
+  }
+  std::string rec = oracle_.committed().substr(0, start);
   int failures = 0;
   while (rec.size() < end && !w.kill) {
     auto r = c->Read(rec.size(), std::min<Lsn>(end - rec.size(), 256u << 10));
@@ -287,6 +317,18 @@ void World::WriterMain(Writer& w) {
     w.outcome = "verified " + std::to_string(rec.size()) + " bytes";
     return;
   }
+  if (w.role == Role::kHealer) {
+    // A rebuilding node may still need this writer: its seal set what the
+    // node must reach, and the recovered tail it resends once the node has
+    // caught up with the blocks below it.
+    const TimePoint give_up = s_.now() + seconds(60);
+    while (AnyRebuilding() && s_.now() < give_up && !w.stop && !c->status().fenced)
+      s_.SleepUntil(s_.now() + milliseconds(100));
+    w.outcome = !AnyRebuilding()       ? "every node is a member"
+                : c->status().fenced ? "fenced: " + c->status().reason
+                                     : "gave up waiting for rebuilds";
+    return;
+  }
   if (w.role == Role::kFinal) {
     // Two blocks and a tail; the whole log must then read back as written.
     Lsn stream_end = c->stream_end();
@@ -306,7 +348,7 @@ void World::WriterMain(Writer& w) {
       return;
     }
     oracle_.Claim(w.gen, w.model.size(), w.model);
-    std::string all;
+    std::string all = w.model.substr(0, start);  // released below the checkpoint
     int failures = 0;
     while (all.size() < w.model.size()) {
       auto r = c->Read(all.size(), w.model.size() - all.size());
@@ -325,10 +367,10 @@ void World::WriterMain(Writer& w) {
     w.outcome = "wrote and read back " + std::to_string(all.size()) + " bytes";
     return;
   }
-  WriterLoop(w, *c);
+  WriterLoop(w, *c, start);
 }
 
-void World::WriterLoop(Writer& w, LogClient& c) {
+void World::WriterLoop(Writer& w, LogClient& c, Lsn checkpoint) {
   Lsn stream_end = c.stream_end();
   auto fenced = [&](const client::ClientStatus& st) {
     if (st.code() != Code::kFenced) return false;
@@ -371,7 +413,7 @@ void World::WriterLoop(Writer& w, LogClient& c) {
       auto st = c.WaitDurable(target, Ms(1, 2000));
       if (st.ok()) oracle_.Claim(w.gen, target, w.model);
       else if (fenced(st)) return;
-    } else if (dice < 88) {  // read back some of what is durable
+    } else if (dice < 86) {  // read back some of what is durable (a released LSN: not_found)
       const Lsn d = c.durable_lsn();
       if (d == 0) continue;
       const Lsn from = rng().Uniform(0, d - 1);
@@ -386,6 +428,16 @@ void World::WriterLoop(Writer& w, LogClient& c) {
                 std::to_string(from + n) + ") and got other bytes than it wrote there");
         return;
       }
+    } else if (dice < 89) {  // checkpoint, then release the log below it (InnoDB's checkpointer)
+      const Lsn d = std::min<Lsn>(c.durable_lsn(), oracle_.committed_size());
+      if (d <= checkpoint) continue;
+      const Lsn at = rng().Uniform(checkpoint + 1, d);
+      auto st = c.WriteCheckpoint(at, "sim");
+      if (fenced(st)) return;
+      if (!st.ok()) continue;
+      checkpoint = at;
+      st = c.Release(at);
+      if (fenced(st)) return;
     } else {
       s_.SleepUntil(s_.now() + Ms(0, 100));
     }
@@ -443,6 +495,58 @@ void World::CrashNode(NodeSlot& n, CrashMode mode) {
   n.up = false;
   n.crashed = false;
   n.disk_failing = false;
+}
+
+// The node's disk: empty, with the crash point that takes the node down.
+void World::NewDisk(NodeSlot& n) {
+  n.fi = std::make_shared<FaultInjectionFileSystem>(rng().Next());
+  NodeSlot* np = &n;
+  n.fs = std::make_shared<WatchedFileSystem>(n.fi, [this, np] {
+    // The process dies at this disk call: off the network at once; the
+    // chaos loop finishes the crash (ReapCrashed).
+    Trace("n" + std::to_string(np->index + 1) + " reached its crash point");
+    np->crashed = true;
+    net_.Kill(np->process);
+  }, o_.lying_fsync);
+}
+
+// Storage loss: the node dies and comes back on an empty disk. It must
+// rebuild from its peers, and count toward no quorum until it has
+// (docs/design/logservice-node-rebuild.md). One lost disk is within the
+// fault model only while the other two are members, so the chaos wipes a
+// node only then.
+void World::WipeNode(NodeSlot& n) {
+  Trace("wipe n" + std::to_string(n.index + 1) + ": its disk is replaced by an empty one");
+  CrashNode(n, CrashMode::kProcessOnly);
+  NewDisk(n);
+  oracle_.NodeWiped(n.index);
+  StartNode(n);
+}
+
+bool World::AnyRebuilding() {
+  for (auto& n : nodes_)
+    if (n.up && !n.crashed && n.node->State().rebuilding) return true;
+  return false;
+}
+
+// Every node up is a member: a node still rebuilding (wiped, or one that
+// died before its first promise was on disk) gets there once a writer has
+// sealed it with every node reachable. Only then can any pair of nodes
+// recover.
+void World::AwaitMembers() {
+  // A healer can be fenced (a writer that died had promised a higher epoch
+  // on a node the healer's status round missed): the next one learns it.
+  const TimePoint give_up = s_.now() + seconds(60);
+  std::string outcome = "none opened";
+  while (AnyRebuilding() && s_.now() < give_up && !s_.failed()) {
+    Writer& v = SpawnWriter(Role::kHealer);
+    s_.Join(*v.fiber);
+    outcome = v.outcome;
+  }
+  for (auto& n : nodes_)
+    if (n.up && !n.crashed && n.node->State().rebuilding)
+      s_.Fail("liveness: n" + std::to_string(n.index + 1) + " still rebuilding after 60 s of writers with every node "
+              "reachable (last: " + outcome + ")");
 }
 
 // Nodes that hit an armed crash point are already off the network; finish
@@ -566,6 +670,10 @@ void World::Chaos() {
       net_.Kill(w.process);
       w.kill = true;
     }
+  } else if (dice < 95) {  // a node loses its storage
+    bool members = true;
+    for (auto& m : nodes_) members = members && m.up && !m.crashed && !m.disk_failing && !m.node->State().rebuilding;
+    if (members) WipeNode(n);
   }
   // else: quiet
 }
@@ -588,6 +696,8 @@ void World::Final() {
   std::vector<int> up;
   for (auto& n : nodes_)
     if (n.up) up.push_back(n.index);
+  if (up.size() == nodes_.size()) AwaitMembers();
+  if (s_.failed()) return;
   if (up.size() < 2) {
     Trace("final: only " + std::to_string(up.size()) + " node(s) start; no quorum to verify with");
     for (auto& n : nodes_)
@@ -652,21 +762,11 @@ SimResult World::Run() {
     n.process = s_.AddProcess("n" + std::to_string(i + 1));
     n.address = "tcp://n" + std::to_string(i + 1) + ":7100";
     n.dir = "n" + std::to_string(i + 1);
-    n.fi = std::make_shared<FaultInjectionFileSystem>(rng().Next());
     oracle_.AddNodeProcess(n.process, i);
     addresses_.push_back(n.address);
     nodes_.push_back(std::move(n));
   }
-  for (auto& n : nodes_) {
-    NodeSlot* np = &n;
-    n.fs = std::make_shared<WatchedFileSystem>(n.fi, [this, np] {
-      // The process dies at this disk call: off the network at once; the
-      // chaos loop finishes the crash (ReapCrashed).
-      Trace("n" + std::to_string(np->index + 1) + " reached its crash point");
-      np->crashed = true;
-      net_.Kill(np->process);
-    }, o_.lying_fsync);
-  }
+  for (auto& n : nodes_) NewDisk(n);
   block_ = rng().Chance(0.5) ? 512 : 64;
   // Disk latency: a node's group commit (its "sync" thread) runs its
   // fdatasync only after this long; slow disks make the window between an

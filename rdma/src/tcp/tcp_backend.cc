@@ -14,6 +14,10 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <string_view>
+#include <vector>
+
+#include "frame_codec.h"
 
 #include "tcp/tcp_connection.h"
 
@@ -65,6 +69,26 @@ void SetNoDelay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+// Turns away an accepted socket over max_pending_handshakes: one REFUSE
+// frame in place of the CHALLENGE (so the client can tell "busy, retry"
+// from a lost link; nothing in it depends on the cluster or the secret),
+// sent without waiting, then close. Nothing is allocated for the peer.
+void RefuseBusy(int fd) {
+  static const std::vector<std::byte> frame = [] {
+    const std::string_view reason = wire::kBusyReason;
+    std::vector<std::byte> f(wire::kHeaderSize + reason.size());
+    std::memcpy(f.data() + wire::kHeaderSize, reason.data(), reason.size());
+    FrameHeader h;
+    h.type = wire::FrameType::kRefuse;
+    h.length = static_cast<uint32_t>(reason.size());
+    EncodeHeader(h, f.data());
+    SealHeader(f.data(), PayloadCrc({f.data() + wire::kHeaderSize, reason.size()}));
+    return f;
+  }();
+  [[maybe_unused]] const ssize_t n = ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- listener
@@ -90,9 +114,16 @@ struct TcpListenerState : IoHandler {
           ctx->Log(LogLevel::kWarning, "accept4 on " + endpoint.ToString() + " failed: " + std::strerror(errno));
         return;
       }
+      std::string peer = AddressString(reinterpret_cast<sockaddr*>(&addr));
+      auto slot = ctx->admission.TryAdmit(peer, ctx->Now());
+      if (!slot) {
+        RefuseBusy(cfd);
+        continue;
+      }
       SetNoDelay(cfd);
       TcpShard* shard = backend->NextShard();
-      auto conn = std::make_shared<TcpConnection>(ctx, Role::kServer, AddressString(reinterpret_cast<sockaddr*>(&addr)), cfd, shard);
+      auto conn = std::make_shared<TcpConnection>(ctx, Role::kServer, std::move(peer), cfd, shard);
+      conn->AdoptHandshakeSlot(std::move(*slot));
       conn->SetAcceptHandler(on_accept);
       shard->loop().Post([shard, conn] { shard->Adopt(conn); });
     }

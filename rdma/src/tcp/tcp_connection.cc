@@ -23,15 +23,19 @@ constexpr uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP;
 constexpr uint32_t kMaxReadBackoff = 64;
 // Direct sends up to this size (header included) are copied into one buffer.
 constexpr size_t kSmallFrameBytes = 4096 + wire::kHeaderSize;
+// The read buffer before authentication: any two handshake frames (so a
+// partial one can always be completed after compaction).
+constexpr size_t kHandshakeReadBuffer = 2 * (wire::kHeaderSize + wire::kMaxControlPayload);
 }  // namespace
 
 TcpConnection::TcpConnection(std::shared_ptr<TransportContext> ctx, Role role, std::string peer, int fd, TcpShard* shard)
     : ConnectionCore(std::move(ctx), role, Scheme::kTcp, std::move(peer)), fd_(fd), shard_(shard) {
   const auto& o = context().options;
-  // Room for several maximal frames so one recv() takes in many messages.
-  rcap_ = std::max<size_t>(256 * 1024, 4 * (wire::kHeaderSize + o.max_message_size));
+  // Until the peer has authenticated only handshake frames are read: a
+  // buffer of two control frames. AllocateSessionLocked sizes the real one.
+  rcap_ = kHandshakeReadBuffer;
   rbuf_.reset(new std::byte[rcap_]);
-  if (o.bulk_ring_size > 0) bulk_ring_.reset(new std::byte[o.bulk_ring_size]);
+  Account(int64_t{sizeof(TcpConnection)} + int64_t{kHandshakeReadBuffer});
   if (o.low_latency_reads && fd_ >= 0) {
     // Blocking mode for BlockingRead's recv only; all other I/O here passes
     // MSG_DONTWAIT. If either call fails we simply never block.
@@ -44,6 +48,19 @@ TcpConnection::TcpConnection(std::shared_ptr<TransportContext> ctx, Role role, s
 
 TcpConnection::~TcpConnection() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+Status TcpConnection::AllocateSessionLocked() {
+  const auto& o = context().options;
+  // Room for several maximal frames so one recv() takes in many messages;
+  // PrepareReadSpace swaps it in before the next read (not now: the frame
+  // being handled still points into the handshake buffer).
+  session_rcap_ = std::max<size_t>(256 * 1024, 4 * (wire::kHeaderSize + o.max_message_size));
+  if (o.bulk_ring_size > 0) {
+    bulk_ring_.reset(new std::byte[o.bulk_ring_size]);  // virtual until the peer writes into it
+    Account(o.bulk_ring_size);
+  }
+  return Status::Ok();
 }
 
 PeerParams TcpConnection::LocalParamsLocked() {
@@ -272,6 +289,17 @@ void TcpConnection::OnIoEvent(uint32_t events) {
 }
 
 size_t TcpConnection::PrepareReadSpace() {
+  if (rcap_ < session_rcap_) {
+    // The session began: from the handshake buffer to the real one,
+    // keeping what was read past the last handshake frame.
+    std::unique_ptr<std::byte[]> bigger(new std::byte[session_rcap_]);
+    std::memcpy(bigger.get(), rbuf_.get() + rbegin_, rend_ - rbegin_);
+    rend_ -= rbegin_;
+    rbegin_ = 0;
+    Account(int64_t(session_rcap_) - int64_t(rcap_));
+    rbuf_ = std::move(bigger);
+    rcap_ = session_rcap_;
+  }
   if (rbegin_ == rend_) {
     rbegin_ = rend_ = 0;
   } else if (rbegin_ > 0 && rend_ > rcap_ / 2) {
@@ -353,8 +381,10 @@ void TcpConnection::OnReadable() {
 }
 
 void TcpConnection::ProcessInput() {
-  const FrameLimits limits = ReceiveLimits();
   while (!dead()) {
+    // Per frame: the handshake frame just handled may have opened the
+    // connection (an ACCEPT followed by DATA in one read).
+    const FrameLimits limits = ReceiveLimits();
     if (in_bulk_) {
       const size_t take = std::min(bulk_remaining_, rend_ - rbegin_);
       std::memcpy(bulk_ring_.get() + bulk_pos_, rbuf_.get() + rbegin_, take);

@@ -13,6 +13,10 @@
 // maximal frames; complete frames are validated and dispatched in place
 // (the view is valid until the handler returns). BULK frames are streamed
 // into the bulk ring at the offset the sender chose, as the NIC would do.
+// Before the peer has authenticated the buffer holds two control frames
+// and there is no bulk ring (connection_core.h, "Memory before
+// authentication"): a stranger costs ~2 KiB here, not the read buffer and
+// bulk ring (~4.3 MiB with the default options).
 //
 // Failure: read/write errors, EOF and bad frames fail the core; teardown
 // (epoll removal, close) is Posted to the I/O thread.
@@ -48,6 +52,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   void TickLink(Clock::time_point now);
 
  protected:
+  Status AllocateSessionLocked() override;
   void PumpLocked() override;
   void ShutdownLinkLocked() override;
   PeerParams LocalParamsLocked() override;
@@ -94,6 +99,7 @@ class TcpConnection final : public ConnectionCore, public IoHandler {
   // Receive state (I/O thread).
   std::unique_ptr<std::byte[]> rbuf_;
   size_t rcap_ = 0, rbegin_ = 0, rend_ = 0;
+  size_t session_rcap_ = 0;  // the buffer's size once the session began (0: not yet)
   std::unique_ptr<std::byte[]> bulk_ring_;
   bool in_bulk_ = false;
   FrameHeader bulk_header_;

@@ -411,6 +411,7 @@ class FakeQueuePair final : public QueuePair {
     {
       std::lock_guard lock(fabric_->mu);
       fabric_->Disconnect(*q_);
+      for (const Region& r : q_->regions) fabric_->stats.registered_bytes -= r.size;  // deregistered with the QP
       if (q_->peer != nullptr) q_->peer->peer = nullptr;
       std::erase(fabric_->qps, q_.get());
     }
@@ -421,6 +422,7 @@ class FakeQueuePair final : public QueuePair {
     std::lock_guard lock(fabric_->mu);
     const uint32_t key = fabric_->next_key++;
     q_->regions.push_back({memory.data(), memory.size(), key, remote_write});
+    fabric_->stats.registered_bytes += memory.size();
     return MemoryKeys{key, key};
   }
 

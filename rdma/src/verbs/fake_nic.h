@@ -106,6 +106,9 @@ struct FakeNicStats {
   uint64_t rnr_waits = 0;       // transmits that found no receive posted
   uint64_t flushed = 0;         // completions with IBV_WC_WR_FLUSH_ERR
   uint64_t faults_fired = 0;
+  // Bytes registered (ibv_reg_mr) by QPs that still exist: what the
+  // consumers pin right now.
+  uint64_t registered_bytes = 0;
 };
 
 class FakeNic {

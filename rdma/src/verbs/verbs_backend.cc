@@ -21,6 +21,7 @@
 #include <future>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "verbs/ibv_queue_pair.h"
 #include "verbs/verbs_connection.h"
@@ -96,7 +97,7 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
       shards_.push_back(std::make_unique<VerbsShard>(ctx_));
       if (Status s = shards_.back()->Start(); !s.ok()) return s;
     }
-    if (Status s = cm_loop_.Start({}, {}); !s.ok()) return s;
+    if (Status s = cm_loop_.Start([this](Clock::time_point) { ExpireUnestablished(); }, {}); !s.ok()) return s;
     Status watched;
     cm_loop_.RunSync([&] { watched = cm_loop_.Watch(channel_->fd, EPOLLIN, this); });
     return watched;
@@ -153,6 +154,30 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
   // CM thread and Connect callers concurrently (ShardPicker is atomic).
   VerbsShard* NextShard() { return shards_[shard_picker_.Next()].get(); }
 
+  // CM thread tick. The handshake deadline starts once a connection is
+  // established; a peer that sends a connect request and never completes
+  // it would keep its queue pair and its place among the pending
+  // handshakes (max_pending_handshakes) forever without this.
+  void ExpireUnestablished() {
+    std::vector<std::shared_ptr<VerbsConnection>> expired;
+    const auto now = ctx_->Now();
+    {
+      std::lock_guard lock(mu_);
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        if (now <= it->second.deadline) {
+          ++it;
+          continue;
+        }
+        expired.push_back(std::move(it->second.conn));
+        it = pending_.erase(it);
+      }
+    }
+    for (auto& conn : expired) {
+      conn->Fail(Timeout("RDMA connection accepted but not established within handshake_timeout (" +
+                         std::to_string(ctx_->options.handshake_timeout.count()) + " ms)"));
+    }
+  }
+
   Result<std::shared_ptr<VerbsConnection>> MakeConnection(rdma_cm_id* id, Role role, std::string peer) {
     const auto& o = ctx_->options;
     auto qp = IbvQueuePair::Create(id, VerbsConnection::kSendQueueDepth,
@@ -177,6 +202,14 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
           destroy = ev->id;
           return;
         }
+        // Over the cap of pending handshakes: reject before a queue pair
+        // or any memory exists for the peer (logged, rate-limited).
+        auto slot = ctx_->admission.TryAdmit(PeerName(ev->id), ctx_->Now());
+        if (!slot) {
+          rdma_reject(ev->id, nullptr, 0);
+          destroy = ev->id;
+          return;
+        }
         auto conn = MakeConnection(ev->id, Role::kServer, PeerName(ev->id));
         if (!conn.ok()) {
           ctx_->Log(LogLevel::kWarning, "refusing RDMA connect request: " + conn.status().ToString());
@@ -184,6 +217,7 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
           destroy = ev->id;  // Create() handed the id back on failure
           return;
         }
+        conn.value()->AdoptHandshakeSlot(std::move(*slot));
         conn.value()->SetAcceptHandler(it->second->on_accept);
         rdma_conn_param param = ConnParam();
         if (rdma_accept(ev->id, &param) != 0) {
@@ -193,7 +227,7 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
         }
         std::lock_guard lock(mu_);
         by_id_[ev->id] = conn.value();
-        pending_[ev->id] = conn.value();
+        pending_[ev->id] = {conn.value(), ctx_->Now() + ctx_->options.handshake_timeout};
         return;
       }
       case RDMA_CM_EVENT_ESTABLISHED: {
@@ -202,7 +236,7 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
           std::lock_guard lock(mu_);
           auto it = pending_.find(ev->id);
           if (it == pending_.end()) return;
-          conn = it->second;
+          conn = std::move(it->second.conn);
           pending_.erase(it);
         }
         VerbsShard* shard = conn->shard();
@@ -217,7 +251,7 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
         {
           std::lock_guard lock(mu_);
           if (auto it = pending_.find(ev->id); it != pending_.end()) {
-            hold = std::move(it->second);
+            hold = std::move(it->second.conn);
             pending_.erase(it);
           } else if (auto weak = by_id_.find(ev->id); weak != by_id_.end()) {
             hold = weak->second.lock();
@@ -246,7 +280,12 @@ class VerbsBackend final : public detail::Backend, public IoHandler {
   std::unordered_map<rdma_cm_id*, VerbsListenerState*> listeners_;  // CM thread
   std::mutex mu_;
   std::unordered_map<rdma_cm_id*, std::weak_ptr<VerbsConnection>> by_id_;
-  std::unordered_map<rdma_cm_id*, std::shared_ptr<VerbsConnection>> pending_;  // accepted, not established
+  // Accepted, not established; failed by ExpireUnestablished at `deadline`.
+  struct Unestablished {
+    std::shared_ptr<VerbsConnection> conn;
+    Clock::time_point deadline;  // TransportContext::Now() clock
+  };
+  std::unordered_map<rdma_cm_id*, Unestablished> pending_;
   friend class VerbsListener;
 };
 

@@ -7,7 +7,6 @@
 
 namespace strata::rdma {
 namespace {
-constexpr uint32_t kCtrlSlots = 64;
 constexpr uint32_t kCtrlSlotSize = static_cast<uint32_t>(wire::kHeaderSize + wire::kMaxControlPayload);
 
 std::string Hex(uint64_t v) {
@@ -24,6 +23,7 @@ std::string VerbsConnection::DescribeWr(uint64_t wr_id) {
     case WrKind::kCtrl: return "SEND of control frame in slot " + index;
     case WrKind::kData: return "SEND of DATA frame " + index;
     case WrKind::kBulk: return "RDMA WRITE with immediate of BULK frame " + index;
+    case WrKind::kHandshakeRecv: return "RECV into the handshake slot";
   }
   return "unknown work request";
 }
@@ -49,18 +49,37 @@ VerbsConnection::~VerbsConnection() {
 }
 
 Status VerbsConnection::Init() {
+  // Before the peer has authenticated: one receive and two control sends,
+  // a control frame each, in one small region (the peer sends one frame
+  // before it may send more: AUTH to a server, CHALLENGE to a client).
+  handshake_mem_.reset(new std::byte[size_t{kHandshakeSlots} * kCtrlSlotSize]);
+  auto keys = qp_->Register({handshake_mem_.get(), size_t{kHandshakeSlots} * kCtrlSlotSize}, /*remote_write=*/false);
+  if (!keys.ok()) return keys.status();
+  handshake_lkey_ = keys->lkey;
+  Account(int64_t{sizeof(VerbsConnection)} + int64_t{kHandshakeSlots} * kCtrlSlotSize);
+  for (uint32_t i = 1; i < kHandshakeSlots; ++i) free_ctrl_slots_.push_back(kCtrlSlots + i - 1);
+  const uint64_t wr_id = WrId(WrKind::kHandshakeRecv, 0);
+  if (Status s = qp_->PostRecv(wr_id, {handshake_mem_.get(), kCtrlSlotSize}, handshake_lkey_); !s.ok())
+    return Status(s.code(), s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")");
+  return Status::Ok();
+}
+
+Status VerbsConnection::AllocateSessionLocked() {
   const auto& o = context().options;
-  // Receive slots: one maximal frame each, pre-registered as one region.
+  // Receive slots: one maximal frame each, pre-registered as one region,
+  // all posted before the peer may send (before our ACCEPT / AUTH leaves).
   const size_t slot_size = wire::kHeaderSize + std::max<size_t>(o.max_message_size, wire::kMaxControlPayload);
-  const uint32_t slots = std::max<uint32_t>(o.receive_credits, 1) + kControlReserve;
+  const uint32_t slots = RecvQueueDepth(o);
   Status reg;
   recv_pool_ = std::make_unique<BufferPool>(slot_size, slots, [&](std::span<std::byte> slab) {
     auto keys = qp_->Register(slab, /*remote_write=*/false);
     if (keys.ok()) recv_lkey_ = keys->lkey;
     else reg = keys.status();
   });
+  Account(int64_t(slot_size) * slots);
   if (!reg.ok()) return reg;
   ctrl_mem_.reset(new std::byte[size_t{kCtrlSlots} * kCtrlSlotSize]);
+  Account(int64_t{kCtrlSlots} * kCtrlSlotSize);
   auto ctrl_keys = qp_->Register({ctrl_mem_.get(), size_t{kCtrlSlots} * kCtrlSlotSize}, false);
   if (!ctrl_keys.ok()) return ctrl_keys.status();
   ctrl_lkey_ = ctrl_keys->lkey;
@@ -70,6 +89,7 @@ Status VerbsConnection::Init() {
   arena_lkey_ = arena_keys->lkey;
   if (o.bulk_ring_size > 0) {
     bulk_ring_.reset(new std::byte[o.bulk_ring_size]);
+    Account(o.bulk_ring_size);
     auto ring_keys = qp_->Register({bulk_ring_.get(), o.bulk_ring_size}, /*remote_write=*/true);
     if (!ring_keys.ok()) return ring_keys.status();
     bulk_ring_keys_ = ring_keys.value();
@@ -81,6 +101,15 @@ Status VerbsConnection::Init() {
   }
   return Status::Ok();
 }
+
+std::byte* VerbsConnection::CtrlSlotBuffer(uint32_t slot) const {
+  // Slots below kCtrlSlots are the session's; the rest the handshake
+  // region's send slots (its slot 0 is the receive).
+  if (slot < kCtrlSlots) return ctrl_mem_.get() + size_t{slot} * kCtrlSlotSize;
+  return handshake_mem_.get() + size_t{slot - kCtrlSlots + 1} * kCtrlSlotSize;
+}
+
+uint32_t VerbsConnection::CtrlSlotLkey(uint32_t slot) const { return slot < kCtrlSlots ? ctrl_lkey_ : handshake_lkey_; }
 
 PeerParams VerbsConnection::LocalParamsLocked() {
   const auto& o = context().options;
@@ -114,11 +143,11 @@ void VerbsConnection::PumpLocked() {
     OutFrame& f = ctrl_[ctrl_posted_];
     if (!f.sealed) SealLocked(f);
     const uint32_t slot = free_ctrl_slots_.back();
-    std::byte* buf = ctrl_mem_.get() + size_t{slot} * kCtrlSlotSize;
+    std::byte* buf = CtrlSlotBuffer(slot);
     std::memcpy(buf, f.ctrl_header.data(), wire::kHeaderSize);
     std::memcpy(buf + wire::kHeaderSize, f.ctrl_payload.data(), f.ctrl_payload.size());
     const uint64_t wr_id = WrId(WrKind::kCtrl, slot);
-    if (Status s = qp_->PostSend(wr_id, {buf, f.size}, ctrl_lkey_); !s.ok()) {
+    if (Status s = qp_->PostSend(wr_id, {buf, f.size}, CtrlSlotLkey(slot)); !s.ok()) {
       FailLocked(Status(s.code(), s.message() + " posting wr_id " + Hex(wr_id) + " (" + DescribeWr(wr_id) + ")"));
       return;
     }
@@ -199,12 +228,12 @@ bool VerbsConnection::PollOnce() {
 void VerbsConnection::HandleCompletion(const Completion& c) {
   const WrKind kind = KindOf(c.wr_id);
   const auto index = static_cast<uint32_t>(c.wr_id & 0xFFFFFFFF);
-  if (kind == WrKind::kRecv) {
+  if (kind == WrKind::kRecv || kind == WrKind::kHandshakeRecv) {
     if (!c.ok()) {
       Fail(CompletionError(c));
       return;
     }
-    HandleReceive(c, index);
+    HandleReceive(c, index, kind == WrKind::kHandshakeRecv);
     return;
   }
   std::unique_lock lock(mu_);
@@ -237,15 +266,20 @@ void VerbsConnection::HandleCompletion(const Completion& c) {
   RunCompletions(lock);
 }
 
-void VerbsConnection::HandleReceive(const Completion& c, uint32_t slot) {
+void VerbsConnection::HandleReceive(const Completion& c, uint32_t slot, bool handshake_slot) {
   const FrameLimits limits = ReceiveLimits();
-  if (slot >= recv_slots_.size()) {
+  if (!handshake_slot && slot >= recv_slots_.size()) {
     Fail(ProtocolError("completion for unknown receive slot"));
     return;
   }
+  // The handshake slot takes the peer's first frame only; it is never
+  // reposted (after the session's slots it would catch a DATA frame).
+  auto repost = [&] {
+    if (!handshake_slot) Repost(slot);
+  };
   if (c.op == Completion::Op::kRecvImm) {
     // The frame is in our bulk ring at offset imm; the slot was not used.
-    Repost(slot);
+    repost();
     if (!bulk_ring_ || uint64_t{c.imm} + wire::kHeaderSize > limits.bulk_ring_size) {
       Fail(ProtocolError("RDMA write announced at bad ring offset " + std::to_string(c.imm)));
       return;
@@ -263,7 +297,8 @@ void VerbsConnection::HandleReceive(const Completion& c, uint32_t slot) {
     HandleFrame(h, {frame + wire::kHeaderSize, h.length}, 0, /*transient=*/false);
     return;
   }
-  const std::span<const std::byte> bytes(recv_slots_[slot].data().data(), c.byte_len);
+  const std::span<const std::byte> bytes(handshake_slot ? handshake_mem_.get() : recv_slots_[slot].data().data(),
+                                         c.byte_len);
   ParsedFrame f;
   Status error;
   const ParseOutcome outcome = ParseFrame(bytes, limits, &f, &error);
@@ -272,6 +307,8 @@ void VerbsConnection::HandleReceive(const Completion& c, uint32_t slot) {
     error = ProtocolError("SEND carries " + std::to_string(bytes.size() - f.consumed) + " bytes after its frame");
   else if (outcome == ParseOutcome::kFrame && f.header.type == wire::FrameType::kBulk)
     error = ProtocolError("BULK frame arrived as a SEND");
+  else if (outcome == ParseOutcome::kFrame && handshake_slot && f.header.type == wire::FrameType::kData)
+    error = ProtocolError("DATA frame in the handshake slot");  // ReceiveLimits refuse it first
   if (outcome != ParseOutcome::kFrame || !error.ok()) {
     Fail(std::move(error));
     return;
@@ -280,7 +317,7 @@ void VerbsConnection::HandleReceive(const Completion& c, uint32_t slot) {
     HandleFrame(f.header, f.payload, slot, /*transient=*/false);  // reposted on release
   } else {
     HandleFrame(f.header, f.payload, 0, false);
-    Repost(slot);
+    repost();
   }
 }
 

@@ -1,13 +1,20 @@
 // VerbsConnection: ConnectionCore over an RC queue pair (real or FakeNic).
 //
-// Memory (registered once in Init/at handshake, never on the hot path):
+// Memory (registered during the handshake, never on the hot path). Before
+// the peer has authenticated (Init): only the handshake region, one
+// receive slot and two control send slots of a control frame each (864
+// bytes): the peer's first frame (AUTH to a server, CHALLENGE to a client)
+// lands in that receive, which is never reposted. Once authenticated (the
+// server after verifying AUTH, the client on CHALLENGE: AllocateSessionLocked,
+// before the ACCEPT / AUTH that lets the peer send more):
 //   - receive slots: receive_credits + kControlReserve buffers of one maximal
 //     frame, from a BufferPool registered as one MR; each posted once and
 //     reposted when its message is released (DATA) or handled (others);
 //   - control slots: small registered buffers control frames are copied into;
 //   - the core's send arena (DATA frames are posted straight from it);
 //   - the bulk ring (remote-writable; its address and rkey go into the
-//     handshake) and the bulk staging ring (registered at handshake).
+//     handshake) and the bulk staging ring (registered when the connection
+//     opens).
 //
 // Buffer ownership (the verbs contract, enforced by the fake NIC's
 // poisoning): a posted buffer belongs to the NIC until its completion is
@@ -61,6 +68,9 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
  public:
   static constexpr uint32_t kControlReserve = 64;  // receives kept for credit-free frames
   static constexpr uint32_t kSendQueueDepth = 256;
+  static constexpr uint32_t kCtrlSlots = 64;       // control send slots of a session
+  // Handshake region: slot 0 the receive, slots 1.. control sends.
+  static constexpr uint32_t kHandshakeSlots = 3;
   // Receive queue depth for these options (every slot is posted at Init).
   static uint32_t RecvQueueDepth(const TransportOptions& o) {
     return std::max<uint32_t>(o.receive_credits, 1) + kControlReserve;
@@ -70,7 +80,8 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
                   std::unique_ptr<QueuePair> qp, VerbsShard* shard);
   ~VerbsConnection() override;
 
-  // Registers memory and posts every receive. Before the peer may send.
+  // Registers the handshake region and posts its receive. Before the peer
+  // may send.
   Status Init();
   int event_fd() const { return qp_->event_fd(); }
   VerbsShard* shard() const { return shard_; }
@@ -81,6 +92,7 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
   void set_on_finalized(std::function<void()> cb) { on_finalized_ = std::move(cb); }
 
  protected:
+  Status AllocateSessionLocked() override;
   void PumpLocked() override;
   void ShutdownLinkLocked() override;
   PeerParams LocalParamsLocked() override;
@@ -88,19 +100,23 @@ class VerbsConnection final : public ConnectionCore, public IoHandler {
   void OnDataReleasedLocked(uint64_t token) override;
 
  private:
-  enum class WrKind : uint8_t { kRecv = 1, kCtrl = 2, kData = 3, kBulk = 4 };
+  enum class WrKind : uint8_t { kRecv = 1, kCtrl = 2, kData = 3, kBulk = 4, kHandshakeRecv = 5 };
   static uint64_t WrId(WrKind kind, uint32_t index) { return (uint64_t{static_cast<uint8_t>(kind)} << 56) | index; }
   static WrKind KindOf(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
   // "SEND of DATA frame 7", "RECV into slot 3", ...
   static std::string DescribeWr(uint64_t wr_id);
   static Status CompletionError(const Completion& c);
   void HandleCompletion(const Completion& c);
-  void HandleReceive(const Completion& c, uint32_t slot);
+  void HandleReceive(const Completion& c, uint32_t slot, bool handshake_slot);
+  std::byte* CtrlSlotBuffer(uint32_t slot) const;
+  uint32_t CtrlSlotLkey(uint32_t slot) const;
   Status PostSlot(uint32_t slot);
   void Repost(uint32_t slot);  // unlocked callers
 
   VerbsShard* shard_;
   // Buffers are declared before qp_ so the QP (and its MRs) go first.
+  std::unique_ptr<std::byte[]> handshake_mem_;
+  uint32_t handshake_lkey_ = 0;
   std::unique_ptr<BufferPool> recv_pool_;
   std::vector<PooledBuffer> recv_slots_;
   uint32_t recv_lkey_ = 0;

@@ -252,6 +252,33 @@ void commit_fault_point(THD *thd) {
 
 namespace {
 
+/* Strata: what the operator runs before another --initialize when the volume
+holds redo of an earlier (failed) one. A node list holds one volume per
+cluster (innodb_log_service_volume only names it in the pointer file), so
+only emptying it on the nodes helps: logservicectl drop-volume, then
+create-volume (logservice/README.md, "Re-running --initialize"). */
+std::string reinitialize_advice() {
+  if (!g_dir_path.empty()) {
+    return "remove the directory '" + volume_name() + "' in " + g_dir_path +
+           " (or set another innodb_log_service_volume) and run --initialize again";
+  }
+  if (!g_local_cluster_id.empty()) {
+    return "empty this data directory (its #log_service holds the nodes) and run "
+           "--initialize again";
+  }
+  std::string nodes;
+  for (const auto &n : g_nodes) nodes += (nodes.empty() ? "" : ",") + n;
+  return "the nodes " + nodes +
+         " keep one volume per cluster, so another innodb_log_service_volume "
+         "does not help. If no data directory uses that redo any more (dropping "
+         "it destroys it), run "
+         "'logservicectl drop-volume --admin=<each node's admin_listen host:port> "
+         "--token_file=<the nodes' admin_token_file> --cluster_id=" +
+         cluster_id() +
+         "', then 'logservicectl create-volume --admin=<the same> "
+         "--token_file=<the same>', then run --initialize again";
+}
+
 /* Logs a backend error once, at the place it is handled. */
 void log_error(const std::string &what, const Status &s) {
   ib::error(ER_IB_MSG_1259) << "log service volume " << g_backend->describe()
@@ -388,8 +415,7 @@ dberr_t sys_init_create(log_t &log, lsn_t flushed_lsn, lsn_t &new_files_lsn) {
       ib::error(ER_IB_MSG_1259)
           << "log service volume " << g_backend->describe()
           << " already holds the redo of log_uuid " << old.log_uuid
-          << " (volume_uuid " << old.volume_uuid
-          << "); use another innodb_log_service_volume or remove that volume";
+          << " (volume_uuid " << old.volume_uuid << "); " << reinitialize_advice();
       return DB_ERROR;
     }
     overwrite = true;
@@ -416,7 +442,11 @@ dberr_t sys_init_create(log_t &log, lsn_t flushed_lsn, lsn_t &new_files_lsn) {
   if (overwrite || info.log_end > 0) {
     s = g_backend->truncate(0);
     if (!s.ok()) {
-      log_error("emptying it", s);
+      ib::error(ER_IB_MSG_1259)
+          << "log service volume " << g_backend->describe()
+          << " holds redo of an earlier --initialize that did not finish, and "
+             "it cannot be emptied from here ("
+          << s.message() << "); " << reinitialize_advice();
       return DB_ERROR;
     }
   }

@@ -131,6 +131,9 @@ struct NodeInfo {
   bool sealed = false;  // promised + sealed in our epoch (writer) / source (reader)
   Lsn durable = 0;      // as last reported by the node
   std::string last_error;
+  // Lost its storage and is rebuilding from peers: counts toward no quorum
+  // (docs/design/logservice-node-rebuild.md).
+  bool rebuilding = false;
 };
 
 struct ClusterStatus {

@@ -160,12 +160,21 @@ class LogStore {
   // kInvalidArgument if lsn > complete_lsn.
   Status ReleaseBelow(Lsn lsn);
 
+  // Rebuilding from a peer (docs/design/logservice-node-rebuild.md): the
+  // log now starts at `lsn`, even beyond complete_lsn. Bytes below it that
+  // this store never had are declared not needed, as ReleaseBelow does for
+  // bytes it has: the peer released them, so the cluster's checkpoint is at
+  // or above `lsn`, and the caller stores that checkpoint first. Same record
+  // and crash behaviour as ReleaseBelow; no-op if lsn <= released_lsn.
+  Status StartAt(Lsn lsn);
+
   LogFrontier frontier() const;
   LogStoreStats stats() const;
 
  private:
   struct State;
   explicit LogStore(std::unique_ptr<State> state);
+  Status Release(Lsn lsn, bool beyond_complete);
   std::unique_ptr<State> s_;
 };
 

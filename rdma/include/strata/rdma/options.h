@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "strata/rdma/log.h"
@@ -50,6 +51,18 @@ struct TransportOptions {
   // Close(): how long queued messages may take to drain before they are aborted.
   std::chrono::milliseconds close_linger{2000};
 
+  // --- Unauthenticated peers (see README "Security") ---
+  // Server side: how many accepted connections (TCP accepts and RDMA
+  // connect requests, over all listeners of this Transport) may be in the
+  // handshake at once. Beyond it a new one is refused at once: TCP gets a
+  // REFUSE frame ("server busy") and is closed, an RDMA connect request is
+  // rejected; the refusals are logged at most one line per 10 s. Each
+  // admitted one holds its place until it authenticates or fails, at the
+  // latest after handshake_timeout, and costs a few KiB until it has
+  // authenticated (the full per-connection buffers come only after that).
+  // A client refused this way gets kUnavailable and may retry.
+  uint32_t max_pending_handshakes = 64;
+
   // --- Threads and polling ---
   // I/O threads per backend; connections are spread round-robin.
   uint32_t io_threads = 1;
@@ -83,10 +96,16 @@ struct TransportOptions {
   // `wait` and Connect's blocking are bounded in real time.
   std::function<std::chrono::steady_clock::time_point()> clock;
 
-  // --- Determinism ---
-  // 0: nonces come from OpenSSL's CSPRNG (production). Non-zero: from a
-  // PRNG seeded with this value, so a failing test reproduces exactly.
+  // --- Randomness ---
+  // 0: nonces come from random_bytes (production). Non-zero: from a PRNG
+  // seeded with this value, so a failing test reproduces exactly.
   uint64_t random_seed = 0;
+  // The OS random source behind handshake nonces: fills its argument and
+  // returns true, or returns false when it cannot. Empty: OpenSSL's
+  // RAND_bytes. When it fails, the handshake fails closed (the connection
+  // is refused with kIoError naming the random source); there is no weaker
+  // fallback. Tests inject a failing source. Must be thread-safe.
+  std::function<bool(std::span<std::byte>)> random_bytes;
 
   // --- Observability ---
   LogSink log;  // empty: StderrLogSink()

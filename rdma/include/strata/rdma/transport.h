@@ -47,6 +47,18 @@ class Listener {
   virtual Endpoint endpoint() const = 0;
 };
 
+// What a Transport holds right now (Transport::stats()).
+struct TransportStats {
+  // Server-side connections accepted but not yet authenticated, and how
+  // many were refused because max_pending_handshakes of them were pending.
+  uint32_t pending_handshakes = 0;
+  uint64_t refused_handshakes = 0;
+  // Memory the transport's connections hold: their buffers, queues and
+  // connection objects (not the kernel's socket buffers, nor the
+  // transport-wide lease pool).
+  uint64_t connection_memory_bytes = 0;
+};
+
 struct TransportContext;
 
 namespace detail {
@@ -66,6 +78,9 @@ class Transport {
 
   // True when libibverbs sees at least one RDMA device (what "auto" uses).
   static bool RdmaDeviceAvailable();
+
+  // Thread-safe snapshot.
+  TransportStats stats() const;
 
  private:
   friend struct detail::TransportFactory;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -233,6 +234,65 @@ TEST_F(LogServiceBackendTest, WrongSecretIsRefused) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("secret"), std::string::npos) << s.message();
 }
+
+#ifdef STRATA_LOGSERVICE_WITH_GRPC
+int run(const std::string &cmd, std::string *out) {
+  out->clear();
+  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  return WEXITSTATUS(pclose(p));
+}
+
+// What sys_init_create (redo.cc) does at a second --initialize after a
+// first one that wrote its redo and checkpoint: the volume cannot be emptied
+// through the backend; after logservicectl drop-volume + create-volume (the
+// commands its error names) the volume is empty and a writer starts anew.
+TEST_F(LogServiceBackendTest, SecondInitializeNeedsDropAndCreateVolume) {
+  const std::uint64_t base = 8192;
+  {
+    auto first = backend();
+    WriterInfo w;
+    ASSERT_TRUE(first->acquire_writer(&w).ok());
+    const auto full = blocks(base, 4, 0x5A);
+    ASSERT_TRUE(first->append(base, full.data(), full.size()).ok());
+    ASSERT_TRUE(first->wait_durable(base + 4 * kBlockSize).ok());
+    ASSERT_TRUE(first->write_checkpoint(base + 12, "first --initialize").ok());
+  }
+  {
+    auto second = backend();
+    Checkpoint c;
+    ASSERT_TRUE(second->read_checkpoint(&c).ok()) << "the first --initialize left no checkpoint";
+    WriterInfo w;
+    ASSERT_TRUE(second->acquire_writer(&w).ok());
+    EXPECT_GT(w.log_end, 0u);
+    const Status cut = second->truncate(0);
+    EXPECT_FALSE(cut.ok()) << "the backend emptied a volume it cannot cut";
+  }
+  std::string admins;
+  for (int i = 0; i < 3; ++i) admins += (i ? "," : "") + cluster_.admin_address(i);
+  const std::string ctl = std::string(LOGSERVICECTL_PATH) + " ";
+  const std::string auth = " --admin=" + admins + " --token_file=" + cluster_.admin_token_file();
+  std::string out;
+  ASSERT_EQ(run(ctl + "drop-volume" + auth + " --cluster_id=" + cluster_.cluster_id(), &out), 0) << out;
+  ASSERT_EQ(run(ctl + "create-volume" + auth, &out), 0) << out;
+
+  auto third = backend();
+  Checkpoint c;
+  EXPECT_EQ(third->read_checkpoint(&c).code(), Code::kNotFound);
+  WriterInfo w;
+  ASSERT_TRUE(third->acquire_writer(&w).ok());
+  EXPECT_EQ(w.log_end, 0u);
+  const auto full = blocks(base, 2, 0x6B);
+  ASSERT_TRUE(third->append(base, full.data(), full.size()).ok());
+  ASSERT_TRUE(third->wait_durable(base + 2 * kBlockSize).ok());
+  ASSERT_TRUE(third->write_checkpoint(base + 12, "second --initialize").ok());
+  ASSERT_TRUE(third->read_checkpoint(&c).ok());
+  EXPECT_EQ(c.metadata, "second --initialize");
+}
+#endif
 
 }  // namespace
 }  // namespace strata::redo
