@@ -7,6 +7,7 @@
 #include "tcp/tcp_backend.h"
 #include "transport_context.h"
 #include "transport_internal.h"
+#include "verbs/fake_verbs_backend.h"
 #include "verbs/verbs_backend.h"
 #include "verbs/verbs_device.h"
 
@@ -60,7 +61,15 @@ Result<std::unique_ptr<Transport>> detail::TransportFactory::Create(TransportOpt
   if (!tcp.ok()) return tcp.status();
   t->tcp_ = std::move(tcp).value();
   t->ctx_ = ctx;
-  if (hooks.device_count() > 0) {
+  if (ctx->options.fake_verbs_for_tests) {
+    // Tests only (options.h): never probes a device, never falls back.
+    ctx->Log(LogLevel::kWarning,
+             "rdma:// and auto:// run on an in-process fake NIC (TransportOptions::fake_verbs_for_tests, fabric seed " +
+                 std::to_string(ctx->options.fake_verbs_for_tests->seed()) + "): for tests only");
+    auto verbs = CreateFakeVerbsBackend(ctx, ctx->options.fake_verbs_for_tests);
+    if (!verbs.ok()) return verbs.status();
+    t->verbs_ = std::move(verbs).value();
+  } else if (hooks.device_count() > 0) {
     auto verbs = hooks.create_verbs(ctx);
     if (verbs.ok()) {
       t->verbs_ = std::move(verbs).value();

@@ -216,9 +216,11 @@ class LogServiceBackend final : public Backend {
     h.nodes_up = s.healthy;
     h.fenced = s.fenced;
     h.reason = s.reason;
+    // A node rebuilding after losing its storage is sealed but counts toward
+    // no quorum (docs/design/logservice-node-rebuild.md).
     for (const auto &n : s.nodes)
-      h.nodes.push_back(NodeHealth{n.address, n.connected, n.connected && n.sealed, n.durable,
-                                   n.last_error});
+      h.nodes.push_back(NodeHealth{n.address, n.connected, n.connected && n.sealed && !n.rebuilding, n.durable,
+                                   n.rebuilding && n.last_error.empty() ? "rebuilding from peers" : n.last_error});
     return h;
   }
 

@@ -140,7 +140,7 @@ struct ClusterStatus {
   Epoch epoch = 0;
   Lsn stream_end = 0;
   Lsn durable_lsn = 0;
-  std::size_t healthy = 0;  // connected and sealed
+  std::size_t healthy = 0;  // connected, sealed and a member (not rebuilding)
   std::size_t write_quorum = 0;
   bool fenced = false;
   std::string reason;       // empty when healthy >= W and not fenced

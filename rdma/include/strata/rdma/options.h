@@ -9,12 +9,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "strata/rdma/log.h"
 
 namespace strata::rdma {
+
+class FakeVerbsFabric;  // strata/rdma/fake_verbs_fabric.h (tests only)
 
 struct TransportOptions {
   // --- Authentication (handshake) ---
@@ -109,6 +112,15 @@ struct TransportOptions {
 
   // --- Observability ---
   LogSink log;  // empty: StderrLogSink()
+
+  // --- Tests only ---
+  // Non-null: this Transport's verbs backend is the in-process fake NIC of
+  // this fabric (no device is probed, libibverbs is not used), shared with
+  // every other Transport given the same fabric; rdma:// and auto:// run
+  // the verbs engine over it. Only tests set it (they create the fabric);
+  // nothing reads it from a configuration, and Create() logs a warning when
+  // it is set, so a production log would show it.
+  std::shared_ptr<FakeVerbsFabric> fake_verbs_for_tests;
 };
 
 }  // namespace strata::rdma
