@@ -110,6 +110,9 @@ extern uint pool_stall_limit_ms;
 extern uint pool_idle_timeout_s;
 extern ulong pool_high_prio_mode;  // 0 transactions, 1 statements, 2 none
 extern uint pool_high_prio_tickets;
+/* Test only (thread_pool_test_exit_delay_ms, read-only): how long a worker
+   lingers in the library after it has counted itself out. */
+extern uint pool_test_exit_delay_ms;
 
 /* Counters (status variables). */
 struct Pool_stats {
@@ -208,7 +211,6 @@ void pool_timer_stop();
 
 /* pool_admin.cc: connections of the admin port get their own thread. */
 bool pool_admin_add_connection(Channel_info *channel_info);
-void pool_admin_wait_all_gone();
 
 ulonglong pool_now_us();
 

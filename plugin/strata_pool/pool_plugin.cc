@@ -28,6 +28,7 @@ uint pool_stall_limit_ms = 500;
 uint pool_idle_timeout_s = 60;
 ulong pool_high_prio_mode = 0;
 uint pool_high_prio_tickets = UINT_MAX;
+uint pool_test_exit_delay_ms = 0;
 Pool_stats pool_stats;
 
 PSI_thread_key key_pool_worker_thread;
@@ -102,6 +103,18 @@ MYSQL_SYSVAR_UINT(high_prio_tickets, pool_high_prio_tickets,
                   "through the high priority queue",
                   nullptr, nullptr, UINT_MAX, 0, UINT_MAX, 0);
 
+/* A test of shutdown (suite strata_pool, stop_joins_workers): each worker,
+   once it has counted itself out, waits this long and logs a note before it
+   returns, as a thread starved of CPU might be late leaving the library.
+   Stop must wait for it however long it takes. Read-only: a startup
+   option, never changed on a running server. */
+MYSQL_SYSVAR_UINT(test_exit_delay_ms, pool_test_exit_delay_ms,
+                  PLUGIN_VAR_READONLY | PLUGIN_VAR_RQCMDARG,
+                  "Test only: milliseconds a worker lingers in the plugin's "
+                  "code after it has counted itself out, then logs a note "
+                  "(0, the default: no delay)",
+                  nullptr, nullptr, 0, 0, 10000, 0);
+
 /* The default size is the number of CPUs, known only at run time: set it
    when the library is loaded, before the server reads the settings. */
 struct Size_default_from_cpus {
@@ -115,7 +128,8 @@ SYS_VAR *system_variables[] = {
     MYSQL_SYSVAR(size),           MYSQL_SYSVAR(oversubscribe),
     MYSQL_SYSVAR(max_threads),    MYSQL_SYSVAR(stall_limit),
     MYSQL_SYSVAR(idle_timeout),   MYSQL_SYSVAR(high_prio_mode),
-    MYSQL_SYSVAR(high_prio_tickets), nullptr};
+    MYSQL_SYSVAR(high_prio_tickets), MYSQL_SYSVAR(test_exit_delay_ms),
+    nullptr};
 
 int show_counter(SHOW_VAR *var, char *buff, ulonglong value) {
   var->type = SHOW_LONGLONG;

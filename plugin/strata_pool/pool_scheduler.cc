@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <thread>
 
@@ -41,6 +42,7 @@
 #include "my_sys.h"
 #include "my_thread.h"
 #include "plugin/strata_pool/pool.h"
+#include "plugin/strata_pool/pool_threads.h"
 #include "sql/sql_class.h"
 #include "sql/strata_park.h"
 
@@ -318,16 +320,18 @@ bool create_worker(Pool_group *g) {
   g->thread_count++;
   g->active_count++;
   total_threads++;
-  my_thread_handle handle;
-  if (mysql_thread_create(key_pool_worker_thread, &handle,
-                          get_connection_attrib(), worker_main, w) != 0) {
+  /* Joinable and registered: pool_stop joins it (pool_threads.h). */
+  const int rc = pool_thread_start(key_pool_worker_thread, worker_main, w);
+  if (rc != 0) {
     g->thread_count--;
     g->active_count--;
     total_threads--;
     mysql_cond_destroy(&w->cond);
     delete w;
-    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_pool: cannot start a worker (errno %d)", errno);
+    /* Refused at shutdown (pool_threads_join_all has begun): expected. */
+    if (!shutting_down)
+      LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_pool: cannot start a worker (errno %d)", rc);
     return false;
   }
   pool_stats.threads++;
@@ -480,6 +484,18 @@ Pool_connection *next_connection(Pool_worker *w) {
   return conn;
 }
 
+/* Test only (thread_pool_test_exit_delay_ms): stay in the library's code
+   a while after counting out, then say so; the note must reach the error
+   log before the server's shutdown completes. */
+void linger_after_counting_out() {
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(pool_test_exit_delay_ms));
+  LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_pool: a worker lingered %u ms in the plugin after "
+                  "counting itself out (thread_pool_test_exit_delay_ms)",
+                  pool_test_exit_delay_ms);
+}
+
 void *worker_main(void *arg) {
   auto *w = static_cast<Pool_worker *>(arg);
   Pool_group *g = w->group;
@@ -498,6 +514,7 @@ void *worker_main(void *arg) {
   total_threads--;
   pool_stats.threads--;
   mysql_mutex_unlock(&g->mutex);
+  if (pool_test_exit_delay_ms > 0) linger_after_counting_out();
   mysql_cond_destroy(&w->cond);
   delete w;
   if (thread_ok) my_thread_end();
@@ -739,6 +756,7 @@ bool pool_start() {
   mysql_cond_register("strata_pool", conds, 1);
 #endif
   shutting_down = false;
+  pool_threads_open();
   groups = std::vector<Pool_group>(pool_size);
   for (uint i = 0; i < pool_size; i++) {
     Pool_group *g = &groups[i];
@@ -786,12 +804,12 @@ void pool_stop() {
     mysql_mutex_unlock(&g.mutex);
   }
   /* Connections are closed before the server unloads its plugins, so the
-     workers only have to notice the flag. */
-  while (total_threads.load() > 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  pool_admin_wait_all_gone();
-  /* A worker leaves the plugin's code just after it counts itself out. */
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+     workers only have to notice the flag, and the admin threads have ended
+     their sessions. Joining them, not counting them out, is what makes it
+     safe to unload the library once this returns: a thread that counted
+     itself out still has instructions to run here (pool_threads.h). */
+  pool_threads_join_all();
+  assert(total_threads.load() == 0);
   for (auto &g : groups) {
     while (g.connections != nullptr) {
       Pool_connection *conn = g.connections;

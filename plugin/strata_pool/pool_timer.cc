@@ -19,6 +19,7 @@
 #include "my_systime.h"
 #include "mysql/psi/mysql_thread.h"
 #include "plugin/strata_pool/pool.h"
+#include "plugin/strata_pool/pool_threads.h"
 
 namespace {
 
@@ -90,6 +91,9 @@ void *timer_main(void *) {
       last_stall_check = now;
       for (auto &g : pool_groups()) check_stall(&g);
     }
+    /* Workers past thread_pool_idle_timeout and closed admin sessions
+       leave their thread handles behind until joined. */
+    pool_threads_reap();
     if (now - last_expiry_scan >= 1000000ULL) {
       last_expiry_scan = now;
       for (auto &g : pool_groups()) expire_idle_connections(&g, now);
