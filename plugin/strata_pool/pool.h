@@ -38,7 +38,9 @@ struct Pool_connection {
      (thread_pool_high_prio_tickets). */
   uint tickets = 0;
   /* Microseconds since the epoch when an idle connection exceeds
-     wait_timeout; 0 while a worker owns it. */
+     wait_timeout; 0 while a worker owns it. Set before the socket goes
+     back into the epoll set, cleared under the group mutex when it comes
+     out (pool_timer.cc says why). */
   std::atomic<ulonglong> deadline{0};
   std::atomic<bool> timed_out{false};
   /* Strong sync's parked wait point (sql/strata_park.h): the statement

@@ -172,7 +172,11 @@ void arm(Pool_connection *conn) {
                   "strata_pool: cannot watch connection %d for its next "
                   "command (errno %d); closing it",
                   fd, errno);
+  /* Under the mutex, as in enqueue_events: the timer may be looking at
+     this connection's deadline, and its socket is about to be closed. */
+  mysql_mutex_lock(&conn->group->mutex);
   conn->deadline = 0;
+  mysql_mutex_unlock(&conn->group->mutex);
   pool_connection_attach(conn);
   pool_connection_close(conn, true, 0);
   forget_connection(conn);
@@ -346,7 +350,14 @@ void enqueue_events(Pool_group *g, const epoll_event *events, int n) {
   g->io_events_since_check += n;
   for (int i = 0; i < n; i++) {
     auto *conn = static_cast<Pool_connection *>(events[i].data.ptr);
-    if (conn != nullptr) enqueue(g, conn);  // nullptr: the shutdown event
+    if (conn == nullptr) continue;  // the shutdown or wake event
+    /* Out of the epoll set: from here a worker may serve it and close its
+       socket. Clearing the deadline under the group mutex is what keeps
+       the timer, which shuts down only connections with a deadline and
+       only under this mutex, off a descriptor that may be closed and
+       reused (pool_timer.cc, expire_idle_connections). */
+    conn->deadline = 0;
+    enqueue(g, conn);
   }
 }
 
