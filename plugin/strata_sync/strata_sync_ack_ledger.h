@@ -100,8 +100,10 @@ class AckLedger {
   ServerId server(const ReplicaIdentity &id) {
     for (ServerId s = 0; s < m_servers.size(); s++) {
       const ReplicaIdentity &known = m_servers[s].identity;
-      if (id.uuid.empty() ? known.uuid.empty() && known.server_id == id.server_id
-                          : known.uuid == id.uuid)
+      const bool same = id.uuid.empty() ? known.uuid.empty() &&
+                                              known.server_id == id.server_id
+                                        : known.uuid == id.uuid;
+      if (same)
         return s;
     }
     m_servers.push_back(Server{id, {}});
@@ -202,7 +204,8 @@ class AckLedger {
   void erase_through(const Pos &q) {
     m_points.erase(m_points.begin(), m_points.upper_bound(q));
     m_holders.erase(m_holders.begin(), m_holders.upper_bound(q));
-    for (Server &s : m_servers) s.sent.erase(s.sent.begin(), s.sent.upper_bound(q));
+    for (Server &s : m_servers)
+      s.sent.erase(s.sent.begin(), s.sent.upper_bound(q));
   }
 
   std::set<Pos> m_points;

@@ -5,8 +5,10 @@
 
    Threads and hand-offs
    - Commit group leader: after_flush() registers the group's binlog end as
-     an ack point; after_sync() waits (before the engine commit) until the
-     quorum position covers it, or until the policy releases it.
+     an ack point, with where the group waits (strata_sync_source_wait_point
+     is read there, once per group, so after_sync() and after_commit()
+     agree); after_sync() waits (before the engine commit) until the quorum
+     position covers it, or until the policy releases it.
    - With strata_sync_source_wait_point = AFTER_COMMIT after_sync() does not
      wait: after_commit() records each session's commit position
      (m_sessions), and the session's statement status waits for it
@@ -24,12 +26,15 @@
      connections (strata_sync_source_ack_reader=ON, the default) it alone
      reads the replica-to-source byte stream, which carries nothing but ack
      packets: poll(), recv() without blocking, split packets
-     (wire::PacketSplitter), move the replica's acked position, the quorum
-     position (N-th highest, once per batch) and wake exactly the covered
-     waiters. The dump thread then never reads; it sends on while acks come
-     back. On TLS connections (an SSL session must not be used by two
-     threads) the connection has a read turn (strata_sync_ack_stream.h):
-     the dump thread holds it while it runs and reads the acks that arrived
+     (wire::PacketSplitter), apply each ack (apply_ack: refused if past the
+     last ack point its connection was sent; otherwise it counts for the
+     points sent to that replica server, strata_sync_ack_ledger.h), move the
+     quorum (once per batch: the outstanding points that N distinct servers
+     hold) and wake exactly the covered waiters (strata_sync_waiters.h).
+     The dump thread then never reads; it sends on while acks come back.
+     On TLS connections (an SSL session must not be used by two threads)
+     the connection has a read turn (strata_sync_ack_stream.h): the dump
+     thread holds it while it runs and reads the acks that arrived
      before it builds a packet (drain_acks); it gives the turn away while
      it waits for the binary log to grow (the server calls
      dump_wait_begin/end around that wait, sql/strata_park.h), which under
@@ -67,6 +72,10 @@
      connection's end, never a reused descriptor; SSL_read runs under the
      dump thread's LOCK_thd_data, which the killer holds, and only while
      the Vio is open (read_tls()).
+   - What a replica claims (an ack, a dump's starting position) counts only
+     for ack points the source sent that replica server, and each server is
+     one vote however many connections it has (strata_sync_ack_ledger.h,
+     docs/design/strong-sync.md section 3a).
    - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
      clears it). A waiter leaves when covered, or when the policy, a disable,
      a reset or shutdown releases it; every release without quorum is
@@ -106,6 +115,7 @@
 #include "my_thread.h"
 #include "mysql/psi/mysql_stage.h"
 #include "mysqld_error.h"
+#include "plugin/strata_sync/strata_sync_ack_ledger.h"
 #include "plugin/strata_sync/strata_sync_ack_stream.h"
 #include "plugin/strata_sync/strata_sync_histogram.h"
 #include "plugin/strata_sync/strata_sync_next_point.h"
@@ -113,6 +123,7 @@
 #include "plugin/strata_sync/strata_sync_protocol.h"
 #include "plugin/strata_sync/strata_sync_realtime.h"
 #include "plugin/strata_sync/strata_sync_sessions.h"
+#include "plugin/strata_sync/strata_sync_waiters.h"
 #include "sql/binlog.h"  // mysql_bin_log.get_binlog_end_pos()
 #include "sql/current_thd.h"
 #include "sql/mysqld.h"  // connection_events_loop_aborted
@@ -214,19 +225,9 @@ const char *basename_of(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-/** One waiting commit group (AFTER_SYNC) or session (AFTER_COMMIT). A
-    thread that waits owns its waiter (on its stack). A parked session has
-    no thread: its waiter is on the heap (resume set), owned by m_waiters,
-    and whoever takes it out calls resume(arg) under m_mutex and deletes
-    it. */
-struct Waiter {
-  Pos pos;
-  Clock::time_point since;
-  std::condition_variable cv;
-  bool covered = false;
-  strata_park_resume_fn resume = nullptr;
-  void *arg = nullptr;
-};
+/* A parked session's waiter carries the thread pool's resume callback
+   (strata_sync_waiters.h keeps that type free of MySQL headers). */
+static_assert(std::is_same_v<decltype(Waiter::resume), strata_park_resume_fn>);
 
 /* What the ack reader and the dump thread share of one replica
    connection. Owned by its Replica and, while the ack reader reads it, by
@@ -259,10 +260,19 @@ struct ReplicaConnection {
 
 struct Replica {
   std::uint32_t server_id = 0;
+  /* The replica's server UUID and id; the ledger counts one vote per
+     server, however many connections it has (strata_sync_ack_ledger.h). */
+  ReplicaIdentity identity;
+  AckLedger::ServerId server = 0;
   bool connected = true;  // false after EOF/error on its socket
   bool has_ack = false;
-  Pos acked;
+  Pos acked;  // the highest ack accepted on this connection
   std::uint64_t acks = 0;
+  /* The last ack point flagged on this connection: an ack after it is not
+     one of ours (the replica acknowledges flagged events, coalescing them
+     into the last one) and is refused. */
+  std::optional<Pos> last_flagged;
+  bool refusal_logged = false;  // one log line per connection
   /* Plain TCP with strata_sync_source_ack_reader = ON: the ack reader
      thread alone reads the connection, straight from the socket, under
      m_mutex. Otherwise (TLS) whoever holds conn->turn reads it. */
@@ -330,7 +340,7 @@ class Source {
 
   std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
                 n_degradations = 0, n_unacked_commits = 0,
-                n_dump_thread_acks = 0;
+                n_dump_thread_acks = 0, n_acks_refused = 0;
   Histogram wait_hist;  // µs per waiting commit group (after_sync)
   Histogram rtt_hist;   // µs from sending a flagged event to its ack
   std::atomic<std::size_t> waiting{0};  // also read without m_mutex
@@ -340,10 +350,13 @@ class Source {
   bool degraded = false;
   std::map<std::uint64_t, Replica> replicas;
 
+  /** Connected replica servers (not connections: two connections of one
+      replica are one, strata_sync_ack_ledger.h). */
   std::size_t connected_count() const {
-    std::size_t n = 0;
-    for (const auto &r : replicas) n += r.second.connected ? 1 : 0;
-    return n;
+    std::vector<const ReplicaIdentity *> ids;
+    for (const auto &r : replicas)
+      if (r.second.connected) ids.push_back(&r.second.identity);
+    return count_servers(ids);
   }
 
  private:
@@ -356,15 +369,15 @@ class Source {
     return m_released_valid && p <= m_released_upto;
   }
   void wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w);
-  std::multimap<Pos, Waiter *>::iterator finish_parked(
-      std::multimap<Pos, Waiter *>::iterator it);
+  bool group_waits_after_commit(const Pos &p) const;
+  void finish_parked(Waiter *w);
   void check_parked_locked();
   int parked_poll_timeout_ms();
   bool settle_locked(std::uint32_t thread_id);
   void publish_sessions() {
     strata_park_set_sessions(static_cast<long>(m_sessions.size()));
   }
-  void receiver_loop();
+  void ack_reader_loop();
 
  public:
   void drain_acks();
@@ -374,14 +387,21 @@ class Source {
  private:
   void read_turn_acks(std::uint64_t id, ReplicaConnection &c,
                       bool by_dump_thread);
-  void apply_ack(Replica &r, const Pos &got);
+  bool apply_ack(Replica &r, const Pos &got);
   void read_socket_locked(Replica &r);
   void lost_locked(Replica &r, const char *why);
-  void wake_receiver();
+  void wake_ack_reader();
 
   std::mutex m_mutex;
-  std::set<Pos> m_ack_points;
-  std::multimap<Pos, Waiter *> m_waiters;
+  /* The outstanding ack points (ends of commit groups no quorum covers yet)
+     and which replica servers hold them. */
+  AckLedger m_ledger;
+  /* Those of the outstanding points whose group waits at AFTER_COMMIT:
+     strata_sync_source_wait_point is read once per commit group, in
+     after_flush(), so that after_sync() and after_commit() agree on where
+     it waits even if the setting changes in between. */
+  std::set<Pos> m_after_commit_points;
+  WaiterQueue m_waiters;
   /* AFTER_COMMIT: per session (thread id), the end of its last commit that
      is not settled yet (covered, or released by the policy); the session's
      next statement status waits for it. */
@@ -395,7 +415,7 @@ class Source {
      forget the ack point they found (tl_next_point). */
   std::atomic<std::uint64_t> m_points_generation{1};
 
-  std::thread m_receiver;
+  std::thread m_ack_reader;
   std::atomic<bool> m_stop{false};
   int m_pipe[2] = {-1, -1};
 };
@@ -416,15 +436,15 @@ bool dump_thread_on_ack_path() {
 bool Source::start() {
   if (pipe2(m_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: pipe2() for the ack receiver failed: %s",
+                    "strata_sync: pipe2() for the ack reader failed: %s",
                     strerror(errno));
     return true;
   }
   try {
-    m_receiver = std::thread([this] {
+    m_ack_reader = std::thread([this] {
       pthread_setname_np(pthread_self(), "strata_ackread");
       my_thread_init();
-      receiver_loop();
+      ack_reader_loop();
       follow_realtime_setting(tl_realtime, false, "ack reader");
       my_thread_end();
     });
@@ -441,8 +461,8 @@ void Source::stop() {
     std::lock_guard<std::mutex> lk(m_mutex);
     m_stop = true;
   }
-  wake_receiver();
-  if (m_receiver.joinable()) m_receiver.join();
+  wake_ack_reader();
+  if (m_ack_reader.joinable()) m_ack_reader.join();
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     release_all_locked();  // threads see m_stop
@@ -452,7 +472,7 @@ void Source::stop() {
     if (fd >= 0) close(fd), fd = -1;
 }
 
-void Source::wake_receiver() {
+void Source::wake_ack_reader() {
   if (m_pipe[1] >= 0) {
     const char c = 0;
     ssize_t r = write(m_pipe[1], &c, 1);  // full pipe: a wake-up is pending
@@ -464,23 +484,37 @@ void Source::wake_receiver() {
 
 void Source::after_flush(const char *file, my_off_t pos) {
   if (!opt_enabled || file == nullptr || pos == 0) return;
+  // Where this group waits is decided here, once (m_after_commit_points).
+  const bool after_commit = opt_wait_point == kAfterCommit;
+  Pos p{basename_of(file), pos};
   std::lock_guard<std::mutex> lk(m_mutex);
-  m_ack_points.insert(Pos{basename_of(file), pos});
-  if (m_ack_points.size() > kMaxAckPoints)  // a later ack covers it anyway
-    m_ack_points.erase(m_ack_points.begin());
+  if (after_commit) m_after_commit_points.insert(p);
+  m_ledger.add_point(p);
+  if (m_ledger.points().size() > kMaxAckPoints) {  // a later point covers it
+    m_after_commit_points.erase(*m_ledger.points().begin());
+    m_ledger.drop_oldest();
+  }
   m_have_points = true;
 }
 
+/* Needs m_mutex. Whether the commit that ended at p belongs to a group that
+   waits at AFTER_COMMIT: its group's point is the first outstanding point
+   at or after p (points are registered in binary log order). */
+bool Source::group_waits_after_commit(const Pos &p) const {
+  auto it = m_ledger.points().lower_bound(p);
+  return it != m_ledger.points().end() && m_after_commit_points.count(*it);
+}
+
 void Source::after_sync(const char *file, my_off_t pos) {
-  if (!opt_enabled || opt_wait_point == kAfterCommit || file == nullptr ||
-      pos == 0)
-    return;
+  if (!opt_enabled || file == nullptr || pos == 0) return;
   Waiter w;
   w.pos = Pos{basename_of(file), pos};
   std::unique_lock<std::mutex> lk(m_mutex);
   if (covered(w.pos)) return;
   // Flushed before strong sync was enabled: no replica will be asked for it.
-  if (m_ack_points.count(w.pos) == 0) return;
+  if (m_ledger.points().count(w.pos) == 0) return;
+  // The group waits at the end of its statements instead (after_commit).
+  if (m_after_commit_points.count(w.pos) != 0) return;
   if (degraded) {
     note_released(w.pos, false);
     return;
@@ -497,7 +531,7 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   THD_ENTER_COND(thd, nullptr, nullptr, &stage_waiting_for_ack, &old_stage);
 
   w.since = Clock::now();
-  m_waiters.emplace(w.pos, &w);
+  m_waiters.add(&w);
   n_waits++;
   waiting++;
   // Tell the connection handler (a thread pool) that this session blocks, so
@@ -549,15 +583,8 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
     }
     w.cv.wait_until(lk, std::min(deadline, now + std::chrono::seconds(1)));
   }
-  // A covered waiter was erased by whoever covered it.
-  if (!w.covered) {
-    auto range = m_waiters.equal_range(w.pos);
-    for (auto it = range.first; it != range.second; ++it)
-      if (it->second == &w) {
-        m_waiters.erase(it);
-        break;
-      }
-  }
+  // A covered waiter was taken out by whoever covered it.
+  if (!w.covered) m_waiters.remove(&w);
   waiting--;
   const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
                           Clock::now() - w.since)
@@ -579,13 +606,15 @@ void Source::after_commit(Trans_param *param) {
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     const Pos p{basename_of(param->log_file), param->log_pos};
-    if (opt_wait_point == kAfterCommit && opt_enabled && !released(p)) {
+    // Not the setting now: where this commit's group was told to wait when
+    // it was flushed. A group after_sync() let through because it waits at
+    // AFTER_COMMIT is recorded here even if the setting changed since.
+    if (opt_enabled && !released(p) && !covered(p) &&
+        group_waits_after_commit(p)) {
       // AFTER_COMMIT: the session's statement status waits (defer()). Runs
       // on the group leader's thread for every session of the group.
       // Replication appliers send no statement status: nothing to hold.
-      if (covered(p) || param->rpl_channel_type != NO_CHANNEL_INFO) return;
-      // No ack point at or after p: flushed before strong sync was enabled.
-      if (m_ack_points.lower_bound(p) == m_ack_points.end()) return;
+      if (param->rpl_channel_type != NO_CHANNEL_INFO) return;
       if (degraded) {
         n_unacked_commits++;
         return;
@@ -645,13 +674,13 @@ bool Source::defer(THD *thd, strata_park_resume_fn resume, void *arg) {
       w->since = Clock::now();
       w->resume = resume;
       w->arg = arg;
-      m_waiters.emplace(p, w);
+      m_waiters.add(w);
       n_waits++;
       waiting++;
       parked++;
       // The ack reader also fires the policy's timeout for parked sessions:
       // let it shorten its poll() to the new deadline.
-      if (opt_policy != kBlock) wake_receiver();
+      if (opt_policy != kBlock) wake_ack_reader();
       return true;
     }
     // No pool worker that can park (one thread per connection): wait here.
@@ -672,13 +701,10 @@ void Source::resumed(THD *thd) {
   if (fail) raise_not_acknowledged(thd);
 }
 
-/* Takes a parked session's waiter out and hands the session back to the
-   pool. Needs m_mutex (which also orders it with the pool's own parking,
-   see resume_parked in plugin/strata_pool). */
-std::multimap<Pos, Waiter *>::iterator Source::finish_parked(
-    std::multimap<Pos, Waiter *>::iterator it) {
-  Waiter *w = it->second;
-  it = m_waiters.erase(it);
+/* Hands a parked session, already taken out of m_waiters, back to the
+   pool and frees its waiter. Needs m_mutex (which also orders it with the
+   pool's own parking, see resume_parked in plugin/strata_pool). */
+void Source::finish_parked(Waiter *w) {
   waiting--;
   parked--;
   const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -688,14 +714,15 @@ std::multimap<Pos, Waiter *>::iterator Source::finish_parked(
   wait_hist.add(static_cast<std::uint64_t>(waited));
   w->resume(w->arg);
   delete w;
-  return it;
 }
 
 /* What the waiting loop of wait_in_thread() does for a thread, for the
    parked sessions, which have none: the policy's timeout, a disable, a
    degrade, shutdown and uninstall release them. Called by the ack reader
    after every poll() (which it bounds by the next deadline) and on every
-   change of settings. Needs m_mutex. */
+   change of settings. Looks at the parked sessions longest waiting first
+   and stops at the first whose deadline has not come: with thousands
+   parked, a check costs the sessions it releases plus one. Needs m_mutex. */
 void Source::check_parked_locked() {
   if (parked == 0) return;
   const auto now = Clock::now();
@@ -708,51 +735,49 @@ void Source::check_parked_locked() {
                     parked);
     release_all = true;
   }
-  for (auto it = m_waiters.begin(); it != m_waiters.end();) {
-    Waiter *w = it->second;
-    if (w->resume == nullptr) {
-      ++it;
-      continue;
+  const auto expired = [&](const Waiter *w) {
+    return now >= w->since + timeout;
+  };
+  if (!release_all) {
+    const Waiter *oldest = m_waiters.oldest_parked();
+    if (oldest == nullptr || !expired(oldest)) return;
+    if (opt_policy == kBlock) {
+      if (!m_block_logged) {
+        m_block_logged = true;
+        LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                        "strata_sync: commits blocked for %lu ms: %s",
+                        opt_timeout_ms, reason().c_str());
+      }
+      return;
     }
-    bool by_fail = false;
-    if (!release_all) {
-      if (now < w->since + timeout) {
-        ++it;
-        continue;
-      }
-      if (opt_policy == kBlock) {
-        if (!m_block_logged) {
-          m_block_logged = true;
-          LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                          "strata_sync: commits blocked for %lu ms: %s",
-                          opt_timeout_ms, reason().c_str());
-        }
-        ++it;
-        continue;
-      }
-      if (opt_policy == kDegrade) {
-        enter_degraded("no acknowledgement within strata_sync_source_timeout");
-        release_all = true;
-        it = m_waiters.begin();
-        continue;
-      }
-      n_timeouts++;
-      by_fail = true;
+    if (opt_policy == kDegrade) {
+      enter_degraded("no acknowledgement within strata_sync_source_timeout");
+      release_all = true;
     }
-    note_released(w->pos, by_fail);
-    it = finish_parked(it);
   }
+  if (release_all) {
+    m_waiters.take_parked_while([](const Waiter *) { return true; },
+                                [this](Waiter *w) {
+                                  note_released(w->pos, false);
+                                  finish_parked(w);
+                                });
+    return;
+  }
+  m_waiters.take_parked_while(expired, [this](Waiter *w) {
+    n_timeouts++;
+    note_released(w->pos, true);
+    finish_parked(w);
+  });
 }
 
 /* How long the ack reader may sleep in poll(): until the next parked
    session's deadline under fail/degrade, at most a second. Needs m_mutex. */
 int Source::parked_poll_timeout_ms() {
-  if (parked == 0 || opt_policy == kBlock) return 1000;
-  auto first = Clock::time_point::max();
-  for (const auto &w : m_waiters)
-    if (w.second->resume != nullptr) first = std::min(first, w.second->since);
+  const Waiter *oldest = m_waiters.oldest_parked();
+  if (oldest == nullptr || opt_policy == kBlock) return 1000;
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        first + std::chrono::milliseconds(opt_timeout_ms) -
+                        oldest->since +
+                        std::chrono::milliseconds(opt_timeout_ms) -
                         Clock::now())
                         .count();
   return static_cast<int>(std::clamp<long long>(left + 1, 0, 1000));
@@ -776,17 +801,21 @@ void Source::enter_degraded(const char *why) {
                   "(strata_sync_source_policy=degrade): %s; %s. Commits no "
                   "longer wait until %u replica(s) acknowledge again.",
                   why, reason().c_str(), opt_replicas);
-  for (auto &w : m_waiters) w.second->cv.notify_one();
+  release_all_locked();
 }
 
+/* Wakes every waiting thread to re-check (settings, degrade, shutdown);
+   parked sessions are settled by check_parked_locked(). Rare: it may look
+   at every waiter. */
 void Source::release_all_locked() {
-  for (auto &w : m_waiters) w.second->cv.notify_one();
+  m_waiters.for_each_thread([](Waiter *w) { w->cv.notify_one(); });
 }
 
 void Source::settings_changed() {
   std::lock_guard<std::mutex> lk(m_mutex);
   if (!opt_enabled) {
-    m_ack_points.clear();
+    m_ledger.clear_points();
+    m_after_commit_points.clear();
     m_have_points = false;
     degraded = false;
   }
@@ -795,23 +824,22 @@ void Source::settings_changed() {
   check_parked_locked();
 }
 
-void Source::realtime_changed() { wake_receiver(); }
+void Source::realtime_changed() { wake_ack_reader(); }
 
 /* ---- acks and the quorum ----------------------------------------------- */
 
+/* Moves the quorum over the outstanding points that enough replica servers
+   hold (AckLedger::advance: the points passed plus one, never the waiters)
+   and releases exactly the waiters and sessions it covers. */
 void Source::recompute_quorum() {
-  std::vector<Pos> acked;
-  for (const auto &r : replicas)
-    if (r.second.connected && r.second.has_ack) acked.push_back(r.second.acked);
-  Pos q;
-  if (!quorum_position(std::move(acked), opt_replicas, &q)) return;
-  if (quorum_valid && q <= quorum) return;
-  quorum = q;
+  const std::optional<Pos> q = m_ledger.advance(opt_replicas);
+  if (!q || (quorum_valid && *q <= quorum)) return;
+  quorum = *q;
   quorum_valid = true;
 
-  m_ack_points.erase(m_ack_points.begin(), m_ack_points.upper_bound(quorum));
-  m_have_points = !m_ack_points.empty();
-  // Wake only the waiters this ack covers.
+  m_after_commit_points.erase(m_after_commit_points.begin(),
+                              m_after_commit_points.upper_bound(quorum));
+  m_have_points = !m_ledger.points().empty();
   // Sessions whose commit is covered now need not look at us at the end of
   // their statement (a commit that reaches no statement status, as one of
   // the event scheduler, would otherwise stay here).
@@ -820,16 +848,14 @@ void Source::recompute_quorum() {
     publish_sessions();
   }
   // Parked sessions go back to the pool (resume); threads are notified.
-  for (auto it = m_waiters.begin();
-       it != m_waiters.end() && it->first <= quorum;) {
-    if (it->second->resume != nullptr) {
-      it = finish_parked(it);
-      continue;
+  m_waiters.take_covered(quorum, [this](Waiter *w) {
+    if (w->parked()) {
+      finish_parked(w);
+      return;
     }
-    it->second->covered = true;
-    it->second->cv.notify_one();
-    it = m_waiters.erase(it);
-  }
+    w->covered = true;
+    w->cv.notify_one();
+  });
   if (m_waiters.empty() && m_block_logged) {
     m_block_logged = false;
     LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
@@ -842,7 +868,7 @@ void Source::recompute_quorum() {
   // new group is always in flight, so "nothing unacknowledged" may never be
   // seen; resuming a few groups behind only makes the next commits wait for
   // those few acks.
-  if (degraded && m_ack_points.size() <= kResumeLagGroups) {
+  if (degraded && m_ledger.points().size() <= kResumeLagGroups) {
     degraded = false;
     LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
                     "strata_sync: strong sync RESUMED: %u replica(s) caught up "
@@ -863,7 +889,7 @@ void Source::recompute_quorum() {
    has read it (it wakes this thread then, and when it gives the turn with
    input marked). Every socket is polled for hang-up, so a stopped replica
    shows at once. */
-void Source::receiver_loop() {
+void Source::ack_reader_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
   std::vector<std::pair<std::uint64_t, std::shared_ptr<ReplicaConnection>>>
@@ -1042,7 +1068,7 @@ void Source::read_socket_locked(Replica &r) {
         short_read = got == ReadResult::kBytes && *n < cap;
         return got;
       },
-      [&](const Pos &p) { apply_ack(r, p); });
+      [&](const Pos &p) { (void)apply_ack(r, p); });
   if (bad != nullptr) lost_locked(r, bad);
 }
 
@@ -1063,19 +1089,41 @@ void Source::read_turn_acks(std::uint64_t id, ReplicaConnection &c,
   auto it = replicas.find(id);
   if (it == replicas.end()) return;
   Replica &r = it->second;
-  for (const Pos &p : got) apply_ack(r, p);
+  for (const Pos &p : got) (void)apply_ack(r, p);
   if (by_dump_thread) n_dump_thread_acks += got.size();
   if (bad != nullptr) lost_locked(r, bad);
   if (!got.empty() || bad != nullptr) recompute_quorum();
 }
 
-/* m_mutex held: one ack from replica r (does not recompute the quorum). */
-void Source::apply_ack(Replica &r, const Pos &got) {
+/* m_mutex held: one ack from replica r (does not recompute the quorum).
+   An ack of a position after the last point flagged on this connection was
+   not asked for: refused, counted, logged once per connection. An accepted
+   one counts only for the points sent to r's server (AckLedger::confirm).
+   Returns whether it was accepted. */
+bool Source::apply_ack(Replica &r, const Pos &got) {
+  if (!r.last_flagged || *r.last_flagged < got) {
+    n_acks_refused++;
+    if (!r.refusal_logged) {
+      r.refusal_logged = true;
+      LogPluginErrMsg(
+          WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+          "strata_sync: refused an acknowledgement of %s:%llu from replica "
+          "server_id %u: this connection sent no ack point up to there (the "
+          "last it sent: %s:%llu); it acknowledges nothing "
+          "(Strata_sync_source_acks_refused counts these; logged once per "
+          "connection)",
+          got.file.c_str(), (unsigned long long)got.pos, r.server_id,
+          r.last_flagged ? r.last_flagged->file.c_str() : "(none)",
+          (unsigned long long)(r.last_flagged ? r.last_flagged->pos : 0));
+    }
+    return false;
+  }
   if (!r.has_ack || r.acked < got) r.acked = got;
   r.has_ack = true;
   r.acks++;
   n_acks++;
-  if (r.sent.empty() || got < r.sent.front().first) return;
+  (void)m_ledger.confirm(r.server, got);
+  if (r.sent.empty() || got < r.sent.front().first) return true;
   const auto now = Clock::now();
   while (!r.sent.empty() && r.sent.front().first <= got) {
     rtt_hist.add(static_cast<std::uint64_t>(
@@ -1084,6 +1132,7 @@ void Source::apply_ack(Replica &r, const Pos &got) {
             .count()));
     r.sent.pop_front();
   }
+  return true;
 }
 
 /* Dump thread holding its read turn, before it builds a packet: read the
@@ -1100,7 +1149,7 @@ void Source::drain_acks() {
   ReplicaConnection *c = tl_conn;
   if (c == nullptr || !c->turn.input_seen.load()) return;
   read_turn_acks(tl_replica_id, *c, true);
-  wake_receiver();
+  wake_ack_reader();
 }
 
 /* Dump thread, about to wait for the binary log to grow (its output
@@ -1114,7 +1163,7 @@ void Source::dump_wait_begin() {
   const bool read = c->turn.input_seen.load();
   if (read) read_turn_acks(tl_replica_id, *c, true);
   c->turn.give();
-  if (read || c->turn.input_seen.load()) wake_receiver();
+  if (read || c->turn.input_seen.load()) wake_ack_reader();
 }
 
 /* Dump thread, back from the wait (or about to send a heartbeat from it). */
@@ -1135,6 +1184,19 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
   }
   THD *thd = current_thd;
   NET *net = thd->get_protocol_classic()->get_net();
+  // The replica's server UUID (its receiver sets it, as the server's own
+  // zombie dump check reads it): one vote per server in the quorum.
+  ReplicaIdentity identity;
+  identity.server_id = param->server_id;
+  for (const char *name : {"replica_uuid", "slave_uuid"}) {
+    char uuid[64] = "";
+    int uuid_null = 1;
+    if (get_user_var_str(name, uuid, sizeof(uuid), 0, &uuid_null) == 0 &&
+        !uuid_null && uuid[0] != '\0') {
+      identity.uuid = uuid;
+      break;
+    }
+  }
   const char *refuse = nullptr;
   if (version != wire::kProtocolVersion)
     refuse = "unsupported strong-sync protocol version";
@@ -1172,19 +1234,26 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
     tl_replica_id = ++m_next_id;
     Replica &r = replicas[tl_replica_id];
     r.server_id = param->server_id;
+    r.identity = identity;
+    r.server = m_ledger.server(identity);
     r.reader = reader;
     r.conn = conn;
     tl_conn = reader ? nullptr : conn.get();
-    // A replica asking from (file, pos) has everything before it. With GTID
-    // auto-position there is no file; its first heartbeat ack says the same.
-    if (file != nullptr && *file != '\0' && pos > 4) {
-      r.acked = Pos{basename_of(file), pos};
-      r.has_ack = true;
+    // A replica asking from (file, pos) claims everything before it. That
+    // counts only for the groups this source sent it before (its last
+    // connection broke after it wrote them, before their acks arrived):
+    // never for a group it was not sent (AckLedger::confirm).
+    if (file != nullptr && *file != '\0' &&
+        m_ledger.confirm(r.server, Pos{basename_of(file), pos}) > 0)
       recompute_quorum();
-    }
   }
   tl_last_flagged = false;
-  wake_receiver();
+  // A new dump starts over: this OS thread may have served another dump
+  // (the server caches threads) and remember a point after positions this
+  // one will send, which would then go unflagged and, unflagged, count as
+  // not sent to this replica (AckLedger).
+  tl_next_point = NextAckPoint();
+  wake_ack_reader();
   param->set_observe_flag();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                   "strata_sync: strong-sync replica server_id %u connected "
@@ -1214,7 +1283,7 @@ void Source::transmit_stop() {
   tl_conn = nullptr;
   // The thread goes back to the server (a pool worker serves others next).
   follow_realtime_setting(tl_realtime, false, "dump thread");
-  wake_receiver();
+  wake_ack_reader();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                   "strata_sync: strong-sync replica server_id %u disconnected",
                   server_id);
@@ -1227,9 +1296,14 @@ bool Source::before_send_event(const char *file, my_off_t pos) {
       m_points_generation.load(std::memory_order_acquire);
   if (tl_next_point.before(p, generation)) return false;
   std::lock_guard<std::mutex> lk(m_mutex);
-  if (!tl_next_point.lookup(m_ack_points, p, generation)) return false;
+  if (!tl_next_point.lookup(m_ledger.points(), p, generation)) return false;
   auto it = replicas.find(tl_replica_id);
   if (it != replicas.end()) {
+    // Sent to this replica: its acks may count for it from now on. Not if
+    // its connection is known to be gone (the bytes go nowhere): a claim it
+    // makes on its next connection must not count for this point.
+    it->second.last_flagged = p;
+    if (it->second.connected) m_ledger.sent(it->second.server, p);
     auto &sent = it->second.sent;
     if (sent.size() >= kMaxSentTimes) sent.pop_front();
     sent.emplace_back(std::move(p), Clock::now());
@@ -1239,7 +1313,8 @@ bool Source::before_send_event(const char *file, my_off_t pos) {
 
 void Source::reset() {
   std::lock_guard<std::mutex> lk(m_mutex);
-  m_ack_points.clear();
+  m_ledger.clear();
+  m_after_commit_points.clear();
   m_points_generation.fetch_add(1, std::memory_order_release);
   m_have_points = false;
   quorum_valid = false;
@@ -1247,13 +1322,23 @@ void Source::reset() {
   degraded = false;
   for (auto &r : replicas) {
     r.second.has_ack = false;
+    r.second.last_flagged.reset();
+    r.second.server = m_ledger.server(r.second.identity);
     r.second.sent.clear();
   }
   if (!m_waiters.empty()) {
-    for (auto &w : m_waiters) note_released(w.first, false);
-    release_all_locked();
-    for (auto it = m_waiters.begin(); it != m_waiters.end();)
-      it = it->second->resume != nullptr ? finish_parked(it) : std::next(it);
+    // Released unacknowledged: the positions they wait for are gone.
+    // Threads are woken (and covered by the new log's quorum, as before);
+    // parked sessions resume now.
+    m_waiters.for_each_thread([this](Waiter *w) {
+      note_released(w->pos, false);
+      w->cv.notify_one();
+    });
+    m_waiters.take_parked_while([](const Waiter *) { return true; },
+                                [this](Waiter *w) {
+                                  note_released(w->pos, false);
+                                  finish_parked(w);
+                                });
   }
   // Positions start again: no session waits for one of the old log.
   n_unacked_commits += m_sessions.clear();
@@ -1276,8 +1361,8 @@ std::string Source::reason() {
              "%zu commit group(s) waiting for %u replica(s) to acknowledge "
              "%s:%llu; acknowledged up to %s:%llu",
              m_waiters.size(), opt_replicas,
-             m_waiters.begin()->first.file.c_str(),
-             (unsigned long long)m_waiters.begin()->first.pos,
+             m_waiters.first()->pos.file.c_str(),
+             (unsigned long long)m_waiters.first()->pos.pos,
              quorum_valid ? quorum.file.c_str() : "(none)",
              (unsigned long long)(quorum_valid ? quorum.pos : 0));
   else
@@ -1290,8 +1375,7 @@ std::string Source::state() {
   if (!opt_enabled) return "OFF";
   if (degraded) return "DEGRADED";
   if (m_waiters.empty()) return "ON";
-  Clock::time_point oldest = Clock::now();
-  for (const auto &w : m_waiters) oldest = std::min(oldest, w.second->since);
+  const Clock::time_point oldest = m_waiters.oldest()->since;
   return Clock::now() - oldest >= std::chrono::milliseconds(opt_timeout_ms)
              ? "BLOCKED"
              : "WAITING";
@@ -1417,16 +1501,78 @@ void update_and_notify(MYSQL_THD, SYS_VAR *, void *ptr, const void *val) {
   if (g_source) g_source->settings_changed();
 }
 
+/* Changes of what strong sync promises are written to the error log, with
+   who made them (SYSTEM level: logged whatever log_error_verbosity says):
+   turning it on or off, the number of replicas, the policy. An audit after
+   a lost commit starts there. (Not the wait point: a switch of it keeps
+   every guarantee but visibility, and tests switch it thousands of
+   times.) */
+std::string who_sets(MYSQL_THD thd) {
+  if (thd == nullptr) return "the server";
+  const Security_context *sctx = thd->security_context();
+  return "'" + std::string(sctx->priv_user().str) + "'@'" +
+         std::string(sctx->priv_host().str) + "'";
+}
+
+void update_enabled(MYSQL_THD thd, SYS_VAR *, void *ptr, const void *val) {
+  const bool was = opt_enabled, now = *static_cast<const bool *>(val);
+  *static_cast<bool *>(ptr) = now;
+  if (was != now) {
+    if (now)
+      LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: strong sync turned ON by %s "
+                      "(strata_sync_source_enabled): commits wait for %u "
+                      "replica(s), policy %s",
+                      who_sets(thd).c_str(), opt_replicas,
+                      kPolicyNames[opt_policy]);
+    else
+      LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: strong sync turned OFF by %s "
+                      "(strata_sync_source_enabled): commits no longer wait "
+                      "for replicas, and commits waiting now are released "
+                      "without acknowledgement",
+                      who_sets(thd).c_str());
+  }
+  if (g_source) g_source->settings_changed();
+}
+
+void update_replicas(MYSQL_THD thd, SYS_VAR *, void *ptr, const void *val) {
+  const unsigned was = opt_replicas, now = *static_cast<const unsigned *>(val);
+  *static_cast<unsigned *>(ptr) = now;
+  if (was != now)
+    LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: strata_sync_source_replicas %s from %u to "
+                    "%u by %s: a commit returns once %u replica server(s) "
+                    "hold it",
+                    now < was ? "lowered" : "raised", was, now,
+                    who_sets(thd).c_str(), now);
+  if (g_source) g_source->settings_changed();
+}
+
+void update_policy(MYSQL_THD thd, SYS_VAR *, void *ptr, const void *val) {
+  const unsigned long was = opt_policy,
+                      now = *static_cast<const unsigned long *>(val);
+  *static_cast<unsigned long *>(ptr) = now;
+  if (was != now)
+    LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: strata_sync_source_policy changed from %s "
+                    "to %s by %s",
+                    kPolicyNames[was], kPolicyNames[now],
+                    who_sets(thd).c_str());
+  if (g_source) g_source->settings_changed();
+}
+
 MYSQL_SYSVAR_BOOL(enabled, opt_enabled, PLUGIN_VAR_OPCMDARG,
                   "Strong sync on this source: commits wait until "
                   "strata_sync_source_replicas replicas hold them in their "
                   "relay log (AFTER_SYNC).",
-                  nullptr, update_and_notify<bool>, false);
+                  nullptr, update_enabled, false);
 
 MYSQL_SYSVAR_UINT(replicas, opt_replicas, PLUGIN_VAR_OPCMDARG,
-                  "Number of replicas that must acknowledge a transaction "
-                  "before it commits.",
-                  nullptr, update_and_notify<unsigned int>, 1, 1, 64, 1);
+                  "Number of replica servers that must acknowledge a "
+                  "transaction before it commits (connections of one "
+                  "replica count once).",
+                  nullptr, update_replicas, 1, 1, 64, 1);
 
 TYPELIB policy_typelib = {array_elements(kPolicyNames) - 1, "", kPolicyNames,
                           nullptr};
@@ -1436,8 +1582,7 @@ MYSQL_SYSVAR_ENUM(policy, opt_policy, PLUGIN_VAR_OPCMDARG,
                   "strata_sync_source_timeout ms) or degrade (switch to "
                   "asynchronous replication after the timeout, loudly, until "
                   "replicas catch up).",
-                  nullptr, update_and_notify<unsigned long>, kBlock,
-                  &policy_typelib);
+                  nullptr, update_policy, kBlock, &policy_typelib);
 
 MYSQL_SYSVAR_ULONG(timeout, opt_timeout_ms, PLUGIN_VAR_OPCMDARG,
                    "Milliseconds a commit waits before the policy acts (fail, "
@@ -1535,6 +1680,7 @@ STRATA_SHOW(wait_time_us, number, s.wait_time_us)
 STRATA_SHOW(waiting_sessions, number, (std::uint64_t)s.waiting)
 STRATA_SHOW(parked_sessions, number, (std::uint64_t)s.parked)
 STRATA_SHOW(acks, number, s.n_acks)
+STRATA_SHOW(acks_refused, number, s.n_acks_refused)
 STRATA_SHOW(timeouts, number, s.n_timeouts)
 STRATA_SHOW(degradations, number, s.n_degradations)
 STRATA_SHOW(unacked_commits, number, s.n_unacked_commits)
@@ -1569,7 +1715,8 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS(acked_file),   STRATA_STATUS(acked_pos),
     STRATA_STATUS(waits),        STRATA_STATUS(wait_time_us),
     STRATA_STATUS(waiting_sessions), STRATA_STATUS(parked_sessions),
-    STRATA_STATUS(acks),         STRATA_STATUS(timeouts),
+    STRATA_STATUS(acks),         STRATA_STATUS(acks_refused),
+    STRATA_STATUS(timeouts),
     STRATA_STATUS(degradations), STRATA_STATUS(unacked_commits),
     STRATA_STATUS(wait_avg_us),  STRATA_STATUS(wait_p50_us),
     STRATA_STATUS(wait_p99_us),  STRATA_STATUS(wait_max_us),
