@@ -87,11 +87,20 @@ struct Pool_group {
      (listen() in pool_scheduler.cc); woken through its cond. */
   bool listener_parked = false;
 
+  /* Workers by state; the invariant that ties them is written (and
+     checked) at the top of pool_scheduler.cc. */
   uint thread_count = 0;
   uint active_count = 0;  // workers running, neither idle, listening nor waiting
   uint waiting_count = 0;  // workers inside thd_wait_begin/end
   uint sticky_count = 0;   // workers waiting for their connection's next command
+  /* Workers in the idle wait of next_connection, from the moment they go
+     to sleep until they run again: also those already woken (no longer
+     in idle_workers) that have not yet taken the mutex back. */
+  uint idle_count = 0;
+  uint parked_count = 0;  // connections parked (strong sync), of connection_count
   uint connection_count = 0;
+  /* The first violation of the invariant in this group was logged. */
+  bool violation_logged = false;
   Pool_connection *connections = nullptr;
 
   /* Progress counters the timer reads and resets (stall detection). */
@@ -131,6 +140,9 @@ struct Pool_stats {
   std::atomic<ulonglong> parked{0};   // connections parked now
   std::atomic<ulonglong> parks{0};    // statement statuses deferred, in all
   std::atomic<ulonglong> listener_parks{0};  // a full group's listener stopped listening
+  /* Times a group's counters were found to break their invariant (top of
+     pool_scheduler.cc); 0 unless the scheduler has a bug. */
+  std::atomic<ulonglong> counter_violations{0};
 
 };
 extern Pool_stats pool_stats;

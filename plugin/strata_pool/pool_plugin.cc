@@ -157,6 +157,7 @@ POOL_COUNTER(show_listener_parks, pool_stats.listener_parks.load())
 POOL_COUNTER(show_wait_timeouts, pool_stats.wait_timeouts.load())
 POOL_COUNTER(show_parked, pool_stats.parked.load())
 POOL_COUNTER(show_parks, pool_stats.parks.load())
+POOL_COUNTER(show_counter_violations, pool_stats.counter_violations.load())
 #undef POOL_COUNTER
 
 /* SHOW_FUNC gives a buffer of SHOW_VAR_FUNC_BUFF_SIZE bytes. */
@@ -185,6 +186,7 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_wait_timeouts", show_wait_timeouts),
     POOL_STATUS("Threadpool_parked_connections", show_parked),
     POOL_STATUS("Threadpool_parks", show_parks),
+    POOL_STATUS("Threadpool_counter_violations", show_counter_violations),
     POOL_STATUS("Threadpool_groups", show_groups),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 #undef POOL_STATUS

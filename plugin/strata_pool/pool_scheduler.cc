@@ -19,7 +19,34 @@
    server wait (row lock, FLUSH TABLES WITH READ LOCK, sleep, disk),
    thd_wait_begin wakes or starts another so the group keeps serving. The
    timer (pool_timer.cc) covers what is not announced: a group whose queue
-   has not moved for thread_pool_stall_limit ms gets one more worker. */
+   has not moved for thread_pool_stall_limit ms gets one more worker.
+
+   The thread counters and their invariant. Whenever its group's mutex is
+   free, every worker is in exactly one state, and the group counts each:
+     running     active_count   what 1 + thread_pool_oversubscribe limits
+     waiting     waiting_count  in thd_wait_begin/end or a sticky poll
+                                (sticky_count of them in a sticky poll)
+     idle        idle_count     asleep in next_connection, or woken and
+                                not running yet (idle_workers lists the
+                                idle ones nobody has woken)
+     listening   listener       at most one: in epoll_wait, or parked
+   so that, under the group's mutex,
+     thread_count == active_count + waiting_count + idle_count
+                     + (listener != nullptr)
+     sticky_count <= waiting_count, idle_workers.size() <= idle_count,
+     listener_parked implies listener != nullptr,
+     parked_count <= connection_count (a parked connection is in no queue
+     and not in the epoll set; pool_resume_parked is its only way back).
+   A worker is born running (create_worker) and leaves running
+   (worker_main). Each move between states changes both counters in one
+   critical section, which ends with check_counters(): a few compares, so
+   it runs in release builds too. A violation is counted
+   (Threadpool_counter_violations), logged once per group with the counts,
+   and asserted in debug builds. Across groups: total_threads and
+   pool_stats.threads are the sum of the groups' thread_count and
+   pool_stats.parked the sum of their parked_count (each changed under the
+   group's mutex together with it), pool_stats.idle_threads the sum of
+   idle_count. */
 
 #include <errno.h>
 #include <poll.h>
@@ -63,6 +90,38 @@ PSI_cond_info conds[] = {{&key_worker_cond, "worker_cond", 0, 0, PSI_DOCUMENT_ME
 #endif
 
 constexpr int kMaxEventsPerWait = 64;
+
+/* The invariant at the top of this file. Needs group->mutex; called at
+   the end of every critical section that moves a worker between states or
+   parks or resumes a connection. */
+void check_counters(Pool_group *g, const char *where) {
+  const uint listening = g->listener != nullptr ? 1 : 0;
+  const bool ok =
+      g->active_count <= g->thread_count &&
+      g->waiting_count <= g->thread_count &&
+      g->idle_count <= g->thread_count &&
+      g->thread_count ==
+          g->active_count + g->waiting_count + g->idle_count + listening &&
+      g->sticky_count <= g->waiting_count &&
+      g->idle_workers.size() <= g->idle_count &&
+      (!g->listener_parked || g->listener != nullptr) &&
+      g->parked_count <= g->connection_count;
+  if (ok) return;
+  pool_stats.counter_violations++;
+  if (!g->violation_logged) {
+    g->violation_logged = true;
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_pool: thread counters of group %u broke their "
+                    "invariant (%s): threads %u running %u waiting %u "
+                    "sticky %u idle %u (unwoken %zu) listener %u parked "
+                    "connections %u of %u",
+                    g->index, where, g->thread_count, g->active_count,
+                    g->waiting_count, g->sticky_count, g->idle_count,
+                    g->idle_workers.size(), listening, g->parked_count,
+                    g->connection_count);
+  }
+  assert(ok);
+}
 
 /* A group runs up to 1 + thread_pool_oversubscribe commands at once (more
    only when stalled). Asked by a worker that is itself counted running. */
@@ -207,6 +266,7 @@ bool wait_for_next_command(Pool_connection *conn) {
     if (g->active_count == 0 && g->listener == nullptr)
       pool_wake_or_create_worker(g);
     on_running_less(g);
+    check_counters(g, "sticky wait");
   }
   mysql_mutex_unlock(&g->mutex);
   if (!sticky) return false;
@@ -216,6 +276,7 @@ bool wait_for_next_command(Pool_connection *conn) {
   g->sticky_count--;
   g->active_count++;
   g->waiting_count--;
+  check_counters(g, "sticky wait end");
   mysql_mutex_unlock(&g->mutex);
   if (rc != 1) return false;
   pool_stats.sticky_commands++;
@@ -238,7 +299,9 @@ void park(Pool_connection *conn) {
     queue(g, conn, true);
   } else {
     conn->park = Pool_connection::kParked;
+    g->parked_count++;
     pool_stats.parked++;
+    check_counters(g, "park");
   }
   mysql_mutex_unlock(&g->mutex);
 }
@@ -332,6 +395,7 @@ bool create_worker(Pool_group *g) {
     total_threads--;
     mysql_cond_destroy(&w->cond);
     delete w;
+    check_counters(g, "worker start failed");
     /* Refused at shutdown (pool_threads_join_all has begun): expected. */
     if (!shutting_down)
       LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
@@ -341,6 +405,7 @@ bool create_worker(Pool_group *g) {
   pool_stats.threads++;
   pool_stats.threads_created++;
   inc_thread_created();
+  check_counters(g, "worker started");
   return true;
 }
 
@@ -455,10 +520,12 @@ Pool_connection *next_connection(Pool_worker *w) {
     if (g->listener == nullptr) {
       g->listener = w;
       g->active_count--;
+      check_counters(g, "listen");
       mysql_mutex_unlock(&g->mutex);
       conn = listen(w);
       g->listener = nullptr;
       g->active_count++;
+      check_counters(g, "listen end");
       if (conn != nullptr) break;
       continue;
     }
@@ -466,7 +533,9 @@ Pool_connection *next_connection(Pool_worker *w) {
     on_running_less(g);
     w->woken = false;
     g->idle_workers.push_back(w);
+    g->idle_count++;
     pool_stats.idle_threads++;
+    check_counters(g, "idle");
     /* The deadline is recomputed on every wake-up, so that a new
        thread_pool_idle_timeout applies to workers already asleep
        (pool_recheck_idle_workers). */
@@ -481,10 +550,15 @@ Pool_connection *next_connection(Pool_worker *w) {
       mysql_cond_timedwait(&w->cond, &g->mutex, &until);
     }
     pool_stats.idle_threads--;
+    g->idle_count--;
     g->active_count++;
     if (!w->woken) {
+      /* Not woken: nobody took it off the list of idle workers. */
       auto it = std::find(g->idle_workers.begin(), g->idle_workers.end(), w);
       if (it != g->idle_workers.end()) g->idle_workers.erase(it);
+    }
+    check_counters(g, "idle end");
+    if (!w->woken) {
       /* Idle for thread_pool_idle_timeout: leave, but keep one worker per
          group so that it always has a listener. */
       if (!shutting_down && g->thread_count > 1) break;
@@ -524,6 +598,7 @@ void *worker_main(void *arg) {
   on_running_less(g);
   total_threads--;
   pool_stats.threads--;
+  check_counters(g, "worker exit");
   mysql_mutex_unlock(&g->mutex);
   if (pool_test_exit_delay_ms > 0) linger_after_counting_out();
   mysql_cond_destroy(&w->cond);
@@ -620,7 +695,7 @@ std::vector<Pool_group_state> pool_group_states() {
     st.running = g.active_count;
     st.waiting = g.waiting_count;
     st.sticky = g.sticky_count;
-    st.idle = static_cast<uint>(g.idle_workers.size());
+    st.idle = g.idle_count;
     st.queued_high = static_cast<uint>(g.high_queue.size());
     st.queued_low = static_cast<uint>(g.low_queue.size());
     st.listener = g.listener != nullptr;
@@ -704,7 +779,9 @@ void pool_resume_parked(void *arg) {
     return;
   }
   conn->park = Pool_connection::kNotParked;
+  g->parked_count--;
   pool_stats.parked--;
+  check_counters(g, "resume");
   conn->resume = true;
   queue(g, conn, true);
   /* A worker for it: an idle one while the group may run one more, else
@@ -736,6 +813,7 @@ void pool_thd_wait_begin(THD *, int) {
     pool_wake_or_create_worker(g);
   else if (g->active_count == 0 && g->listener == nullptr)
     pool_wake_or_create_worker(g);
+  check_counters(g, "server wait");
   mysql_mutex_unlock(&g->mutex);
 }
 
@@ -747,6 +825,7 @@ void pool_thd_wait_end(THD *) {
   mysql_mutex_lock(&g->mutex);
   g->active_count++;
   g->waiting_count--;
+  check_counters(g, "server wait end");
   mysql_mutex_unlock(&g->mutex);
 }
 
