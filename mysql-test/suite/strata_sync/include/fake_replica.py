@@ -14,7 +14,8 @@ Scenarios (--scenario):
   forge  One connection dumps from --file/--pos, acknowledges nothing it is
          sent, and sends one ack of --ack-file/--ack-pos (a position it was
          never sent). Then it waits for --stop-file.
-  twice  Two connections with the same --uuid and --server-id. The first
+  twice  Two connections with the same --uuid, the first with --server-id,
+         the second with --second-server-id (default: the same). The first
          dumps from --file/--pos, acknowledges flagged events until it has
          acknowledged --target-pos, then stops reading (its dump thread
          soon blocks writing to it, so it does not notice the KILL the
@@ -187,7 +188,8 @@ def twice(args):
     log("first connection acknowledged the target, stops reading")
     wait_for(args.go_file, args.timeout)
     second = Connection(args.port, args.user, args.checksum_bytes)
-    second.start_dump(args.uuid, args.server_id, args.file, args.pos)
+    second.start_dump(args.uuid, args.second_server_id or args.server_id,
+                      args.file, args.pos)
     second.sock.settimeout(0.2)
     acked = 0
     while not os.path.exists(args.stop_file):
@@ -209,6 +211,7 @@ def main():
     p.add_argument("--user", default="root")
     p.add_argument("--uuid", required=True)
     p.add_argument("--server-id", type=int, required=True)
+    p.add_argument("--second-server-id", type=int)
     p.add_argument("--file", required=True)
     p.add_argument("--pos", type=int, default=4)
     p.add_argument("--ack-file")
