@@ -8,6 +8,10 @@
 // here; only accounts with AUDIT_ADMIN may change them, and every change is
 // itself recorded) and the Audit_log_* status variables.
 //
+// A statement whose status strong sync deferred (a parked session, see
+// sql/strata_park.h) is recorded when that status is finally sent, with
+// the status the client got: the server's event comes before the wait.
+//
 // Threads: event_notify() runs in session threads, concurrently. It reads
 // the current Filter through an atomic shared_ptr (replaced as a whole on
 // SET GLOBAL) and plain atomics for the other runtime settings; it never
@@ -28,6 +32,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,9 +45,11 @@
 #include "sql/set_var.h"
 #include "sql/sql_class.h"
 #include "sql/sql_lex.h"
+#include "sql/strata_park.h"
 
 #include "core/audit_log.h"
 #include "core/filter.h"
+#include "core/owned_record.h"
 #include "core/published.h"
 #include "core/query_text.h"
 
@@ -632,13 +639,80 @@ SHOW_VAR status_variables[] = {
      SHOW_SCOPE_GLOBAL},
     {nullptr, nullptr, SHOW_UNDEF, SHOW_SCOPE_GLOBAL}};
 
+// ---- statements whose status strong sync deferred ----
+//
+// With strata_sync's AFTER_COMMIT wait point a session on the thread pool
+// parks after its commit: the OK waits for a replica's acknowledgement,
+// and the fail policy may turn it into an error. The server raises the
+// statement's GENERAL_STATUS event before that wait, with the status as it
+// was then (OK). The record is kept here, by connection, and written from
+// strata_park's status_sent callback on the worker that sent the status,
+// with that status and the statement's time including the wait. A session
+// parks at most one statement at a time.
+
+std::mutex g_deferred_mutex;
+std::unordered_map<uint64_t, std::unique_ptr<strata_audit::OwnedRecord>>
+    g_deferred;  // by connection id
+
+void keep_until_status_sent(const Record &r) {
+  auto owned = std::make_unique<strata_audit::OwnedRecord>(r);
+  std::lock_guard<std::mutex> lock(g_deferred_mutex);
+  g_deferred[r.connection_id] = std::move(owned);
+}
+
+std::unique_ptr<strata_audit::OwnedRecord> take_deferred(uint64_t id) {
+  std::lock_guard<std::mutex> lock(g_deferred_mutex);
+  auto it = g_deferred.find(id);
+  if (it == g_deferred.end()) return nullptr;
+  std::unique_ptr<strata_audit::OwnedRecord> r = std::move(it->second);
+  g_deferred.erase(it);
+  return r;
+}
+
+void deferred_status_sent(MYSQL_THD thd) {
+  try {
+    if (g_log == nullptr) return;
+    std::unique_ptr<strata_audit::OwnedRecord> owned =
+        take_deferred(static_cast<uint64_t>(thd->thread_id()));
+    if (!owned) return;  // filtered out when its event came
+    Record &r = owned->record();
+    const Diagnostics_area *da = thd->get_stmt_da();
+    r.status = da->is_error() ? static_cast<int>(da->mysql_errno()) : 0;
+    const unsigned long long now = my_micro_time();
+    r.query_time_us = now > thd->start_utime ? now - thd->start_utime : 0;
+    g_log->append(r);
+  } catch (...) {
+    // As for any event: never fail the session because of the log.
+  }
+}
+
+// At uninstall or shutdown, records still waiting for their status are
+// written with the status they had when their event came (the wait may
+// still end either way): a record is never dropped.
+void write_all_deferred() {
+  std::unordered_map<uint64_t, std::unique_ptr<strata_audit::OwnedRecord>> all;
+  {
+    std::lock_guard<std::mutex> lock(g_deferred_mutex);
+    all.swap(g_deferred);
+  }
+  for (auto &entry : all) g_log->append(entry.second->record());
+}
+
+const Strata_park_audit kParkAudit = {deferred_status_sent};
+
 // ---- events ----
 
 void notify_connection(MYSQL_THD thd, const mysql_event_connection *e) {
   EventKind kind;
   switch (e->event_subclass) {
     case MYSQL_AUDIT_CONNECTION_CONNECT: kind = EventKind::kConnect; break;
-    case MYSQL_AUDIT_CONNECTION_DISCONNECT: kind = EventKind::kDisconnect; break;
+    case MYSQL_AUDIT_CONNECTION_DISCONNECT:
+      kind = EventKind::kDisconnect;
+      // A parked session is resumed (its status sent) before it closes:
+      // nothing is left, but never let an entry outlive its connection.
+      if (auto owned = take_deferred(e->connection_id))
+        g_log->append(owned->record());
+      break;
     case MYSQL_AUDIT_CONNECTION_CHANGE_USER: kind = EventKind::kChangeUser; break;
     default: return;
   }
@@ -736,6 +810,10 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   r.rows_examined = thd->get_examined_row_count();
   const unsigned long long now = my_micro_time();
   r.query_time_us = now > thd->start_utime ? now - thd->start_utime : 0;
+  if (strata_park_status_deferred(thd)) {
+    keep_until_status_sent(r);  // the status is not known yet
+    return;
+  }
   g_log->append(r);
 }
 
@@ -926,6 +1004,7 @@ int audit_init(MYSQL_PLUGIN plugin) {
     start.kind = EventKind::kAuditStart;
     start.value = server_version;
     g_log->append(start);
+    strata_park_register_audit(&kParkAudit);
     return 0;
   } catch (...) {
     log_message(true, "audit log initialisation failed (out of memory?)");
@@ -934,7 +1013,10 @@ int audit_init(MYSQL_PLUGIN plugin) {
 }
 
 int audit_deinit(void *) {
+  // Waits until no status_sent call is in progress.
+  strata_park_register_audit(nullptr);
   if (g_log != nullptr) {
+    write_all_deferred();
     Record stop;
     stop.kind = EventKind::kAuditStop;
     stop.value = server_version;
