@@ -6,7 +6,10 @@
 // them to the AuditLog sink in core/ (which orders, formats, buffers and
 // writes them). It also owns the audit_log_* system variables (validated
 // here; only accounts with AUDIT_ADMIN may change them, and every change is
-// itself recorded) and the Audit_log_* status variables.
+// itself recorded) and the Audit_log_* status variables. AUDIT_ADMIN also
+// guards what would switch the log off or reset its settings by another
+// door: UNINSTALL PLUGIN audit_log and RESET PERSIST of audit_log_*
+// settings (refused without it, and recorded either way).
 //
 // A statement whose status strong sync deferred (a parked session, see
 // sql/strata_park.h) is recorded when that status is finally sent, with
@@ -41,6 +44,7 @@
 #include "typelib.h"
 #include "mysql/strings/m_ctype.h"
 #include "sql/auth/sql_security_ctx.h"
+#include "sql/current_thd.h"
 #include "sql/mysqld.h"
 #include "sql/set_var.h"
 #include "sql/sql_class.h"
@@ -700,6 +704,98 @@ void write_all_deferred() {
 
 const Strata_park_audit kParkAudit = {deferred_status_sent};
 
+// ---- UNINSTALL PLUGIN and RESET PERSIST: AUDIT_ADMIN, and recorded ----
+
+// Records an attempt to stop the log or reset its settings; never
+// filtered. `what` says what was attempted and how it ended.
+void audit_admin_action(MYSQL_THD thd, std::string_view variable,
+                        const std::string &what, int status) {
+  if (g_log == nullptr) return;
+  Record r;
+  r.kind = EventKind::kAuditConfig;
+  r.connection_id = thd ? static_cast<uint64_t>(thd->thread_id()) : 0;
+  if (thd) fill_account(thd, &r);
+  r.status = status;
+  r.variable = variable;
+  r.value = what;
+  g_log->append(r);
+}
+
+// The server asks before it uninstalls the plugin (and so closes the log).
+int audit_check_uninstall(MYSQL_PLUGIN) {
+  try {
+    THD *thd = current_thd;
+    if (deny_without_admin(thd)) {
+      audit_admin_action(thd, "audit_log",
+                         "UNINSTALL PLUGIN refused: AUDIT_ADMIN required",
+                         ER_SPECIFIC_ACCESS_DENIED_ERROR);
+      return 1;
+    }
+    audit_admin_action(thd, "audit_log", "UNINSTALL PLUGIN", 0);
+  } catch (...) {
+  }
+  return 0;
+}
+
+// A RESET PERSIST allowed at its start, recorded with its outcome at its
+// end (notify_general): the name, per connection.
+struct PendingReset {
+  my_thread_id connection = 0;
+  bool pending = false;
+  std::string variable;
+};
+thread_local PendingReset t_pending_reset;
+
+bool is_audit_variable(std::string_view name) {
+  constexpr std::string_view prefix = "audit_log_";
+  return name.size() > prefix.size() &&
+         strncasecmp(name.data(), prefix.data(), prefix.size()) == 0;
+}
+
+// QUERY_START of every statement: RESET PERSIST of an audit_log_* setting,
+// or of all persisted settings (which include them), needs AUDIT_ADMIN.
+// A non-zero return fails the statement before it runs.
+int notify_query_start(MYSQL_THD thd, const mysql_event_query *e) {
+  if (e->event_subclass != MYSQL_AUDIT_QUERY_START ||
+      e->sql_command_id != SQLCOM_RESET)
+    return 0;
+  const LEX *lex = thd->lex;
+  if ((lex->type & REFRESH_PERSIST) == 0 || lex->option_type != OPT_PERSIST)
+    return 0;
+  const std::string_view name =
+      lex->name.str ? std::string_view(lex->name.str, lex->name.length) : "";
+  if (!name.empty() && !is_audit_variable(name)) return 0;
+  std::string variable = name.empty() ? "audit_log_* (all persisted settings)"
+                                      : std::string(name);
+  for (char &c : variable)
+    c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  if (deny_without_admin(thd)) {
+    audit_admin_action(thd, variable,
+                       "RESET PERSIST refused: AUDIT_ADMIN required",
+                       ER_SPECIFIC_ACCESS_DENIED_ERROR);
+    return 1;
+  }
+  t_pending_reset.connection = thd->thread_id();
+  t_pending_reset.pending = true;
+  t_pending_reset.variable = std::move(variable);
+  return 0;
+}
+
+// GENERAL_STATUS: the outcome of a RESET PERSIST allowed at its start.
+void record_reset_outcome(MYSQL_THD thd, const mysql_event_general *e) {
+  PendingReset &p = t_pending_reset;
+  if (!p.pending) return;
+  p.pending = false;
+  if (p.connection != thd->thread_id()) return;
+  const int status = e->general_error_code;
+  audit_admin_action(
+      thd, p.variable,
+      status == 0 ? "RESET PERSIST (from the next start: the option file or "
+                    "the default)"
+                  : "RESET PERSIST failed: error " + std::to_string(status),
+      status);
+}
+
 // ---- events ----
 
 void notify_connection(MYSQL_THD thd, const mysql_event_connection *e) {
@@ -786,6 +882,7 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   } clear_touched{touched};
   const std::string_view command = sv(e->general_command);
   if (command == "Quit") return;  // the disconnect record covers it
+  record_reset_outcome(thd, e);
   g_events.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const Filter> &f = g_filter.read();
   Record r;
@@ -900,6 +997,15 @@ int audit_notify(MYSQL_THD thd, mysql_event_class_t cls, const void *ev) {
       return 0;
     }
   }
+  if (cls == MYSQL_AUDIT_QUERY_CLASS) {
+    // Likewise: a refused RESET PERSIST fails here.
+    try {
+      return notify_query_start(thd,
+                                static_cast<const mysql_event_query *>(ev));
+    } catch (...) {
+      return 0;
+    }
+  }
   try {
     switch (cls) {
       case MYSQL_AUDIT_CONNECTION_CLASS:
@@ -935,7 +1041,10 @@ st_mysql_audit audit_descriptor = {
      0,  // authorization
      0,  // table access: set in audit_init
      static_cast<unsigned long>(MYSQL_AUDIT_GLOBAL_VARIABLE_SET),
-     0, 0, 0, 0, 0, 0, 0}};
+     0, 0, 0,  // startup, shutdown, command
+     // query: RESET PERSIST is checked at its start (notify_query_start)
+     static_cast<unsigned long>(MYSQL_AUDIT_QUERY_START),
+     0, 0, 0}};
 
 int audit_init(MYSQL_PLUGIN plugin) {
   g_plugin = plugin;
@@ -1050,7 +1159,7 @@ mysql_declare_plugin(audit_log){
     "formats)",
     PLUGIN_LICENSE_GPL,
     audit_init,
-    nullptr,  // check uninstall
+    audit_check_uninstall,
     audit_deinit,
     0x0100,
     status_variables,
