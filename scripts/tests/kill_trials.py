@@ -24,6 +24,7 @@ acknowledged commits and how many were lost; the exit status is 0 only when
 none was lost and every start succeeded. Raw logs stay under --dir.
 """
 import argparse
+import fcntl
 import os
 import random
 import shutil
@@ -165,6 +166,14 @@ def main() -> int:
         f"--clients {args.clients} --delete-storage-every {args.delete_storage_every} --seed {seed}"
         + (f" --flush-log-at-trx-commit {args.flush_log_at_trx_commit}" if args.flush_log_at_trx_commit != "1" else ""))
 
+    # The binaries under test must not change under a run: hold the lock
+    # scripts/build-server takes, so a build waits until the trials end.
+    lock = open(args.build.parent / ".strata-build.lock", "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say("waiting for a build of this server to finish")
+        fcntl.flock(lock, fcntl.LOCK_EX)
     for pid_file in args.dir.glob("*/*.pid"):
         if procs.alive(procs.read_pid(pid_file)):
             say(f"{pid_file} names a running process: an earlier run is still going; stop it first")
