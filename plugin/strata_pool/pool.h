@@ -124,6 +124,10 @@ extern uint pool_high_prio_tickets;
 /* Test only (thread_pool_test_exit_delay_ms, read-only): how long a worker
    lingers in the library after it has counted itself out. */
 extern uint pool_test_exit_delay_ms;
+/* Test only (thread_pool_test_take_delay_ms, read-only): how long a worker
+   waits before serving a connection it took, for sessions with
+   wait_timeout = 1. */
+extern uint pool_test_take_delay_ms;
 
 /* Counters (status variables). */
 struct Pool_stats {

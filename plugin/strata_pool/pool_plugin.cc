@@ -29,6 +29,7 @@ uint pool_idle_timeout_s = 60;
 ulong pool_high_prio_mode = 0;
 uint pool_high_prio_tickets = UINT_MAX;
 uint pool_test_exit_delay_ms = 0;
+uint pool_test_take_delay_ms = 0;
 Pool_stats pool_stats;
 
 PSI_thread_key key_pool_worker_thread;
@@ -115,6 +116,20 @@ MYSQL_SYSVAR_UINT(test_exit_delay_ms, pool_test_exit_delay_ms,
                   "(0, the default: no delay)",
                   nullptr, nullptr, 0, 0, 10000, 0);
 
+/* A test of the wait_timeout scan (suite strata_pool, timer_spares_taken):
+   a worker that has taken a connection with a command ready waits this
+   long before serving it, as a worker preempted right after taking it
+   might; the timer must leave that connection alone although its
+   deadline passes meanwhile. Only sessions with wait_timeout = 1 (the
+   test's), so that the test's other sessions run at full speed.
+   Read-only: a startup option. */
+MYSQL_SYSVAR_UINT(test_take_delay_ms, pool_test_take_delay_ms,
+                  PLUGIN_VAR_READONLY | PLUGIN_VAR_RQCMDARG,
+                  "Test only: milliseconds a worker waits before serving a "
+                  "connection it took, for sessions with wait_timeout = 1 "
+                  "(0, the default: no delay)",
+                  nullptr, nullptr, 0, 0, 10000, 0);
+
 /* The default size is the number of CPUs, known only at run time: set it
    when the library is loaded, before the server reads the settings. */
 struct Size_default_from_cpus {
@@ -129,7 +144,7 @@ SYS_VAR *system_variables[] = {
     MYSQL_SYSVAR(max_threads),    MYSQL_SYSVAR(stall_limit),
     MYSQL_SYSVAR(idle_timeout),   MYSQL_SYSVAR(high_prio_mode),
     MYSQL_SYSVAR(high_prio_tickets), MYSQL_SYSVAR(test_exit_delay_ms),
-    nullptr};
+    MYSQL_SYSVAR(test_take_delay_ms), nullptr};
 
 int show_counter(SHOW_VAR *var, char *buff, ulonglong value) {
   var->type = SHOW_LONGLONG;

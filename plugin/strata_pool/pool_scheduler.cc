@@ -306,7 +306,16 @@ void park(Pool_connection *conn) {
   mysql_mutex_unlock(&g->mutex);
 }
 
+/* Test only (thread_pool_test_take_delay_ms): a worker slow to serve what
+   it took. */
+void delay_after_taking(Pool_connection *conn) {
+  if (conn->thd == nullptr || thd_get_net_wait_timeout(conn->thd) > 1) return;
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(pool_test_take_delay_ms));
+}
+
 void handle(Pool_connection *conn) {
+  if (pool_test_take_delay_ms > 0) delay_after_taking(conn);
   conn->deadline = 0;
   if (conn->thd == nullptr) {
     if (!pool_connection_login(conn)) {
