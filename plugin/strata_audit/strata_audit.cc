@@ -752,11 +752,13 @@ bool is_audit_variable(std::string_view name) {
          strncasecmp(name.data(), prefix.data(), prefix.size()) == 0;
 }
 
-// QUERY_START of every statement: RESET PERSIST of an audit_log_* setting,
-// or of all persisted settings (which include them), needs AUDIT_ADMIN.
-// A non-zero return fails the statement before it runs.
+// The start of every statement, also one of a stored procedure (nested):
+// RESET PERSIST of an audit_log_* setting, or of all persisted settings
+// (which include them), needs AUDIT_ADMIN. A non-zero return fails the
+// statement before it runs.
 int notify_query_start(MYSQL_THD thd, const mysql_event_query *e) {
-  if (e->event_subclass != MYSQL_AUDIT_QUERY_START ||
+  if ((e->event_subclass != MYSQL_AUDIT_QUERY_START &&
+       e->event_subclass != MYSQL_AUDIT_QUERY_NESTED_START) ||
       e->sql_command_id != SQLCOM_RESET)
     return 0;
   const LEX *lex = thd->lex;
@@ -1043,7 +1045,8 @@ st_mysql_audit audit_descriptor = {
      static_cast<unsigned long>(MYSQL_AUDIT_GLOBAL_VARIABLE_SET),
      0, 0, 0,  // startup, shutdown, command
      // query: RESET PERSIST is checked at its start (notify_query_start)
-     static_cast<unsigned long>(MYSQL_AUDIT_QUERY_START),
+     static_cast<unsigned long>(MYSQL_AUDIT_QUERY_START |
+                                MYSQL_AUDIT_QUERY_NESTED_START),
      0, 0, 0}};
 
 int audit_init(MYSQL_PLUGIN plugin) {
