@@ -51,6 +51,14 @@ def say(message: str) -> None:
     print(f"kill-trials: {message}", flush=True)
 
 
+def wait_port_free(port: int) -> None:
+    # A killed process's connections linger (FIN_WAIT) for a moment and keep
+    # its port from being bound again.
+    deadline = time.monotonic() + 120
+    while not ports.is_free(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 class Cluster:
     def __init__(self, build: Path, home: Path, innodb_options: dict):
         self.home = home
@@ -77,11 +85,7 @@ class Cluster:
             time.sleep(0.05)
         else:
             raise RuntimeError(f"mysqld (pid {pid}) survived kill -9")
-        # The killed server's connections linger (FIN_WAIT) for a moment and
-        # keep its port from being bound again.
-        deadline = time.monotonic() + 120
-        while not ports.is_free(self.mysqld.port) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_port_free(self.mysqld.port)
 
     def wipe_node(self, index: int) -> None:
         node = self.nodes[index]
@@ -93,6 +97,7 @@ class Cluster:
                     break
                 time.sleep(0.05)
         shutil.rmtree(node.home / "data")
+        wait_port_free(node.port)
         node.start()
 
     def stop(self) -> None:
