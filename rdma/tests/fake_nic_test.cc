@@ -299,11 +299,15 @@ TEST(FakeNicShared, ConnectionsSharingANicAndThreadsKeepTheirOwnOrder) {
   FakeNicOptions nic_opts;
   nic_opts.seed = FakeNicSeed(77);
   FakeNic nic(nic_opts);
-  // Not a liveness test: keepalives loose enough for slow (sanitizer) builds.
+  // Not a liveness test: keepalives and handshake deadlines loose enough for
+  // slow (sanitizer) builds; under ThreadSanitizer six handshakes on one
+  // NIC thread took longer than TestOptions' 1 s handshake_timeout.
   auto relaxed = [&log](uint64_t seed) {
     TransportOptions o = TestOptions(&log, seed);
     o.keepalive_interval = 1s;
     o.keepalive_timeout = 30s;
+    o.handshake_timeout = 30s;
+    o.connect_timeout = 30s;
     return o;
   };
   const TransportOptions opts = relaxed(42);

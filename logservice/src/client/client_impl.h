@@ -380,6 +380,8 @@ struct LogClient::Impl {
       f.lsn = nl.sent;
       f.lsn2 = std::min(frontier.load(), stream_end);
       f.data = it->second.substr(off);
+      // Up to a kChunk of redo: over the 32 KiB receive slot the AppendReq
+      // goes by SendBulk, into the node's bulk ring (send_path.h).
       Status s = nl.ch->Post(std::move(f));
       if (!s.ok()) return;  // busy or closed: maintenance retries
       nl.sent = it->first + it->second.size();

@@ -1,16 +1,23 @@
 // RpcChannel; see rpc.h.
 #include "rpc.h"
 
+#include "send_path.h"
+
 namespace strata::logservice::repl {
 
 rdma::TransportOptions ReplicationTransportOptions(std::string cluster_id, std::string secret, rdma::LogSink log) {
   rdma::TransportOptions o;
   o.cluster_id = std::move(cluster_id);
   o.secret = std::move(secret);
-  o.max_message_size = 2u << 20;
-  static_assert(wire::kMaxMessage <= (2u << 20));
+  // Receive slots for the common message, larger ones through the bulk
+  // ring (send_path.h). Per verbs connection that registers 96 slots of
+  // 32 KiB, a 1 MiB send arena and two 4 MiB rings (~12 MiB; 2 MiB slots and
+  // a 16 MiB arena pinned ~216 MiB): docs/logservice-replication.md.
+  o.max_message_size = kReceiveSlotBytes;
+  o.bulk_ring_size = kBulkRingBytes;
   o.receive_credits = 32;
-  o.send_buffer_size = 16u << 20;
+  // Holds only messages up to a slot: 32 credits' worth.
+  o.send_buffer_size = 1u << 20;
   o.lease_pool_buffers = 4;
   o.connect_timeout = std::chrono::milliseconds(1000);
   o.handshake_timeout = std::chrono::milliseconds(2000);
@@ -113,7 +120,7 @@ Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
     pending_[req.request_id] = &p;
   }
   const std::string bytes = Encode(req);
-  rdma::Status s = conn_->Send(std::as_bytes(std::span(bytes.data(), bytes.size())), {}, timeout);
+  rdma::Status s = SendMessage(*conn_, bytes, timeout);
   std::unique_lock<std::mutex> l(mu_);
   if (!s.ok()) {
     pending_.erase(req.request_id);
@@ -128,7 +135,7 @@ Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
 Status RpcChannel::Post(Frame req, std::chrono::milliseconds wait) {
   req.request_id = next_id_++;
   const std::string bytes = Encode(req);
-  rdma::Status s = conn_->Send(std::as_bytes(std::span(bytes.data(), bytes.size())), {}, wait);
+  rdma::Status s = SendMessage(*conn_, bytes, wait);
   if (s.ok()) return Status::Ok();
   if (s.code() == rdma::StatusCode::kBusy) return Status::IoError("busy");
   return Status::IoError(DescribeTransportError(s));

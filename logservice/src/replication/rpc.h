@@ -26,8 +26,9 @@
 
 namespace strata::logservice::repl {
 
-// Transport settings shared by every replication endpoint (message sizes
-// must hold wire::kMaxMessage). `log` receives the transport's own lines
+// Transport settings shared by every replication endpoint: receive slots
+// for the common message, the bulk ring for the rest (send_path.h). `log`
+// receives the transport's own lines
 // (refused handshakes, bad frames); empty: dropped (reasons still surface
 // through Status / on_close).
 rdma::TransportOptions ReplicationTransportOptions(std::string cluster_id, std::string secret,

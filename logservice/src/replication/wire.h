@@ -78,7 +78,8 @@ inline constexpr std::size_t kMaxNodeId = 64;
 inline constexpr std::size_t kMaxCounters = 64;
 inline constexpr std::size_t kMaxRanges = 1024;
 // Largest encoded message (a ReadResp or PagePut with headroom); the
-// transport's max_message_size must be at least this.
+// transport's bulk ring must hold it (send_path.h: messages larger than a
+// receive slot go by SendBulk).
 inline constexpr std::size_t kMaxMessage = kHeaderSize + kMaxReadBytes + 64 * 1024 + kMaxRanges * 20;
 
 enum class MsgType : std::uint8_t {

@@ -10,6 +10,7 @@
 #include "node_meta.h"
 #include "quorum.h"
 #include "rpc.h"
+#include "send_path.h"
 #include "strata/logservice/checkpoint_store.h"
 #include "strata/logservice/log_store.h"
 #include "strata/logservice/network.h"
@@ -104,8 +105,9 @@ struct Node::Impl {
   void Send(const std::shared_ptr<rdma::Connection>& c, const Frame& f) {
     const std::string b = repl::Encode(f);
     // Bounded: a stalled peer must not hold up the worker. A lost
-    // acknowledgement is recovered by the writer's status poll.
-    rdma::Status s = c->Send(std::as_bytes(std::span(b.data(), b.size())), {}, std::chrono::milliseconds(500));
+    // acknowledgement is recovered by the writer's status poll. Large
+    // replies (ReadResp to readers and gap-filling peers) go by SendBulk.
+    rdma::Status s = repl::SendMessage(*c, b, std::chrono::milliseconds(500));
     // Routine when the peer died or stalls (info): requesters retry, and the
     // writer re-reads a node's state when its acks lag.
     if (!s.ok() && s.code() != rdma::StatusCode::kClosed)

@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "codec.h"
+#include "send_path.h"
 #include "strata/rdma/endpoint.h"
 
 namespace strata::logservice::sim {
@@ -38,8 +39,21 @@ class SimConnection final : public rdma::Connection {
   SimConnection(SimNetwork& net, std::shared_ptr<SimNetwork::Link> link, int side)
       : net_(net), link_(std::move(link)), side_(side) {}
 
+  // The replication transport's limits (send_path.h), so the simulated
+  // senders must take the path a real connection would accept.
   rdma::Status Send(std::span<const std::byte> payload, rdma::SendCallback done, std::chrono::milliseconds,
                     rdma::SendFlags) override {
+    if (payload.size() > max_message_size())
+      return rdma::InvalidArgument("payload of " + std::to_string(payload.size()) + " bytes exceeds max_message_size (use SendBulk)");
+    return Deliver(payload, std::move(done));
+  }
+  rdma::Status SendBulk(std::span<const std::byte> payload, rdma::SendCallback done, std::chrono::milliseconds,
+                        rdma::SendFlags) override {
+    if (payload.size() > max_bulk_size())
+      return rdma::InvalidArgument("bulk payload of " + std::to_string(payload.size()) + " bytes exceeds max_bulk_size");
+    return Deliver(payload, std::move(done));
+  }
+  rdma::Status Deliver(std::span<const std::byte> payload, rdma::SendCallback done) {
     auto& l = link_;
     if (!l || l->broken || !l->side[side_].open) return rdma::Closed("connection closed");
     Scheduler& s = net_.scheduler();
@@ -75,10 +89,6 @@ class SimConnection final : public rdma::Connection {
     if (done) done(rdma::Status::Ok());
     return rdma::Status::Ok();
   }
-  rdma::Status SendBulk(std::span<const std::byte> payload, rdma::SendCallback done, std::chrono::milliseconds wait,
-                        rdma::SendFlags flags) override {
-    return Send(payload, std::move(done), wait, flags);
-  }
   void Flush() override {}
   void Close() override {
     auto& l = link_;
@@ -99,8 +109,8 @@ class SimConnection final : public rdma::Connection {
     auto& l = link_;
     return l ? l->side[side_].peer_address : std::string("gone");
   }
-  std::uint32_t max_message_size() const override { return 2u << 20; }
-  std::uint32_t max_bulk_size() const override { return 0; }
+  std::uint32_t max_message_size() const override { return repl::kReceiveSlotBytes; }
+  std::uint32_t max_bulk_size() const override { return repl::kBulkRingBytes - 32; }  // the ring less a frame header
   rdma::ConnectionStats stats() const override { return {}; }
 
  private:
