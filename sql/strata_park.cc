@@ -18,6 +18,9 @@ std::atomic<const Strata_park_sync *> g_sync{nullptr};
 std::atomic<long> g_sessions{0};
 /* Calls into the sync plugin in progress (unregistering waits for none). */
 std::atomic<int> g_calls{0};
+/* The audit plugin, and calls into it in progress, likewise. */
+std::atomic<const Strata_park_audit *> g_audit{nullptr};
+std::atomic<int> g_audit_calls{0};
 
 /* Set by the pool around do_command() on a worker that can park. */
 thread_local THD *tl_thd = nullptr;
@@ -50,6 +53,17 @@ void strata_park_register_sync(const Strata_park_sync *sync) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
+void strata_park_register_audit(const Strata_park_audit *audit) {
+  g_audit.store(audit);
+  if (audit != nullptr) return;
+  while (g_audit_calls.load() > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+bool strata_park_status_deferred(const THD *thd) {
+  return tl_deferred && tl_thd == thd;
+}
+
 void strata_park_set_sessions(long n) {
   g_sessions.store(n, std::memory_order_relaxed);
 }
@@ -77,6 +91,11 @@ void strata_park_resume(THD *thd) {
     if (call.sync() != nullptr) call.sync()->resumed(thd);
   }
   thd->send_statement_status();
+  /* The statement's audit record waited for this status. */
+  g_audit_calls.fetch_add(1);
+  const Strata_park_audit *audit = g_audit.load();
+  if (audit != nullptr) audit->status_sent(thd);
+  g_audit_calls.fetch_sub(1);
 }
 
 bool strata_park_defer_status(THD *thd) {
@@ -84,10 +103,18 @@ bool strata_park_defer_status(THD *thd) {
       g_sync.load(std::memory_order_relaxed) == nullptr)
     return false;
   const Diagnostics_area *da = thd->get_stmt_da();
-  if (da->is_sent() || (!da->is_ok() && !da->is_eof())) return false;
-  if ((thd->server_status & SERVER_MORE_RESULTS_EXISTS) != 0) return false;
+  if (da->is_sent() || (!da->is_ok() && !da->is_eof() && !da->is_error()))
+    return false;
   if (thd != current_thd) return false;
-  const bool can_park = tl_thd == thd && tl_resume != nullptr && !tl_deferred;
+  /* No status of a session with an unacknowledged commit leaves before the
+     acknowledgement: not the last OK/EOF of its statement, not an
+     intermediate one (a multi-statement or a CALL goes on after it, so the
+     session waits in this thread) and not an error (a statement that
+     committed and then failed). Only the last OK/EOF can park. */
+  const bool last_ok = (da->is_ok() || da->is_eof()) &&
+                       (thd->server_status & SERVER_MORE_RESULTS_EXISTS) == 0;
+  const bool can_park =
+      last_ok && tl_thd == thd && tl_resume != nullptr && !tl_deferred;
   Sync_call call;
   if (call.sync() == nullptr) return false;
   if (!call.sync()->defer(thd, can_park ? tl_resume : nullptr, tl_arg))

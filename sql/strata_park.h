@@ -5,7 +5,9 @@
    plugin (plugin/strata_sync) lets a commit finish in the engine at once and
    makes the session wait at the end of the statement instead: the OK (or
    EOF) packet must not reach the client before N replicas hold the
-   transaction. THD::send_statement_status() asks strata_park_defer_status()
+   transaction, nor any other status of that session (an intermediate OK of
+   a multi-statement or CALL, an error after the commit): those wait in the
+   session's thread. THD::send_statement_status() asks strata_park_defer_status()
    first (patch 0013-statement-status-park). Then:
 
    - On a worker of our thread pool (plugin/strata_pool), which declared
@@ -37,9 +39,11 @@ using strata_park_resume_fn = void (*)(void *arg);
 
 /* What the strong-sync source plugin provides. */
 struct Strata_park_sync {
-  /* The statement's OK/EOF is about to be sent. With resume set: returns
-     true if the session's last commit is not acknowledged yet; the session
-     is then parked and resume(arg) will be called. With resume == nullptr
+  /* A statement status is about to be sent: the last OK/EOF of a
+     statement, an intermediate one (more results follow), or an error.
+     With resume set (only for a last OK/EOF on a worker that can park):
+     returns true if the session's last commit is not acknowledged yet; the
+     session is then parked and resume(arg) will be called. With resume == nullptr
      (the session cannot park): waits here until the commit is acknowledged
      or released, and returns false. Returns false at once when nothing is
      pending. When it returns false the status may have been replaced by an
@@ -87,5 +91,27 @@ bool strata_park_defer_status(THD *thd);
    log updates: pass the dump thread's wait to the sync plugin. */
 void strata_park_dump_wait_begin(THD *thd);
 void strata_park_dump_wait_end(THD *thd);
+
+/* What an audit plugin provides (plugin/strata_audit). The server raises
+   a statement's audit event (MYSQL_AUDIT_GENERAL_STATUS) right after
+   THD::send_statement_status(), so for a parked session it carries the
+   status as it stood before the wait: OK, even if the fail policy then
+   turns it into an error. The audit plugin keeps such a statement's record
+   back (strata_park_status_deferred) and writes it from status_sent, with
+   the status the client got. */
+struct Strata_park_audit {
+  /* On the worker that resumed thd (attached), once the deferred status
+     has been sent: thd's Diagnostics_area holds what was sent. */
+  void (*status_sent)(THD *thd);
+};
+
+/* The audit plugin registers at init and unregisters (nullptr) at deinit;
+   unregistering waits until no call into the plugin is in progress. */
+void strata_park_register_audit(const Strata_park_audit *audit);
+
+/* True on the thread running thd's command once that command's statement
+   status has been deferred (the session parks when the command returns):
+   the audit event raised now does not carry the final status. */
+bool strata_park_status_deferred(const THD *thd);
 
 #endif  // STRATA_PARK_H

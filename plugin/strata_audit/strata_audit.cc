@@ -6,7 +6,14 @@
 // them to the AuditLog sink in core/ (which orders, formats, buffers and
 // writes them). It also owns the audit_log_* system variables (validated
 // here; only accounts with AUDIT_ADMIN may change them, and every change is
-// itself recorded) and the Audit_log_* status variables.
+// itself recorded) and the Audit_log_* status variables. AUDIT_ADMIN also
+// guards what would switch the log off or reset its settings by another
+// door: UNINSTALL PLUGIN audit_log and RESET PERSIST of audit_log_*
+// settings (refused without it, and recorded either way).
+//
+// A statement whose status strong sync deferred (a parked session, see
+// sql/strata_park.h) is recorded when that status is finally sent, with
+// the status the client got: the server's event comes before the wait.
 //
 // Threads: event_notify() runs in session threads, concurrently. It reads
 // the current Filter through an atomic shared_ptr (replaced as a whole on
@@ -28,6 +35,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,13 +44,16 @@
 #include "typelib.h"
 #include "mysql/strings/m_ctype.h"
 #include "sql/auth/sql_security_ctx.h"
+#include "sql/current_thd.h"
 #include "sql/mysqld.h"
 #include "sql/set_var.h"
 #include "sql/sql_class.h"
 #include "sql/sql_lex.h"
+#include "sql/strata_park.h"
 
 #include "core/audit_log.h"
 #include "core/filter.h"
+#include "core/owned_record.h"
 #include "core/published.h"
 #include "core/query_text.h"
 
@@ -632,13 +643,174 @@ SHOW_VAR status_variables[] = {
      SHOW_SCOPE_GLOBAL},
     {nullptr, nullptr, SHOW_UNDEF, SHOW_SCOPE_GLOBAL}};
 
+// ---- statements whose status strong sync deferred ----
+//
+// With strata_sync's AFTER_COMMIT wait point a session on the thread pool
+// parks after its commit: the OK waits for a replica's acknowledgement,
+// and the fail policy may turn it into an error. The server raises the
+// statement's GENERAL_STATUS event before that wait, with the status as it
+// was then (OK). The record is kept here, by connection, and written from
+// strata_park's status_sent callback on the worker that sent the status,
+// with that status and the statement's time including the wait. A session
+// parks at most one statement at a time.
+
+std::mutex g_deferred_mutex;
+std::unordered_map<uint64_t, std::unique_ptr<strata_audit::OwnedRecord>>
+    g_deferred;  // by connection id
+
+void keep_until_status_sent(const Record &r) {
+  auto owned = std::make_unique<strata_audit::OwnedRecord>(r);
+  std::lock_guard<std::mutex> lock(g_deferred_mutex);
+  g_deferred[r.connection_id] = std::move(owned);
+}
+
+std::unique_ptr<strata_audit::OwnedRecord> take_deferred(uint64_t id) {
+  std::lock_guard<std::mutex> lock(g_deferred_mutex);
+  auto it = g_deferred.find(id);
+  if (it == g_deferred.end()) return nullptr;
+  std::unique_ptr<strata_audit::OwnedRecord> r = std::move(it->second);
+  g_deferred.erase(it);
+  return r;
+}
+
+void deferred_status_sent(MYSQL_THD thd) {
+  try {
+    if (g_log == nullptr) return;
+    std::unique_ptr<strata_audit::OwnedRecord> owned =
+        take_deferred(static_cast<uint64_t>(thd->thread_id()));
+    if (!owned) return;  // filtered out when its event came
+    Record &r = owned->record();
+    const Diagnostics_area *da = thd->get_stmt_da();
+    r.status = da->is_error() ? static_cast<int>(da->mysql_errno()) : 0;
+    const unsigned long long now = my_micro_time();
+    r.query_time_us = now > thd->start_utime ? now - thd->start_utime : 0;
+    g_log->append(r);
+  } catch (...) {
+    // As for any event: never fail the session because of the log.
+  }
+}
+
+// At uninstall or shutdown, records still waiting for their status are
+// written with the status they had when their event came (the wait may
+// still end either way): a record is never dropped.
+void write_all_deferred() {
+  std::unordered_map<uint64_t, std::unique_ptr<strata_audit::OwnedRecord>> all;
+  {
+    std::lock_guard<std::mutex> lock(g_deferred_mutex);
+    all.swap(g_deferred);
+  }
+  for (auto &entry : all) g_log->append(entry.second->record());
+}
+
+const Strata_park_audit kParkAudit = {deferred_status_sent};
+
+// ---- UNINSTALL PLUGIN and RESET PERSIST: AUDIT_ADMIN, and recorded ----
+
+// Records an attempt to stop the log or reset its settings; never
+// filtered. `what` says what was attempted and how it ended.
+void audit_admin_action(MYSQL_THD thd, std::string_view variable,
+                        const std::string &what, int status) {
+  if (g_log == nullptr) return;
+  Record r;
+  r.kind = EventKind::kAuditConfig;
+  r.connection_id = thd ? static_cast<uint64_t>(thd->thread_id()) : 0;
+  if (thd) fill_account(thd, &r);
+  r.status = status;
+  r.variable = variable;
+  r.value = what;
+  g_log->append(r);
+}
+
+// The server asks before it uninstalls the plugin (and so closes the log).
+int audit_check_uninstall(MYSQL_PLUGIN) {
+  try {
+    THD *thd = current_thd;
+    if (deny_without_admin(thd)) {
+      audit_admin_action(thd, "audit_log",
+                         "UNINSTALL PLUGIN refused: AUDIT_ADMIN required",
+                         ER_SPECIFIC_ACCESS_DENIED_ERROR);
+      return 1;
+    }
+    audit_admin_action(thd, "audit_log", "UNINSTALL PLUGIN", 0);
+  } catch (...) {
+  }
+  return 0;
+}
+
+// A RESET PERSIST allowed at its start, recorded with its outcome at its
+// end (notify_general): the name, per connection.
+struct PendingReset {
+  my_thread_id connection = 0;
+  bool pending = false;
+  std::string variable;
+};
+thread_local PendingReset t_pending_reset;
+
+bool is_audit_variable(std::string_view name) {
+  constexpr std::string_view prefix = "audit_log_";
+  return name.size() > prefix.size() &&
+         strncasecmp(name.data(), prefix.data(), prefix.size()) == 0;
+}
+
+// The start of every statement, also one of a stored procedure (nested):
+// RESET PERSIST of an audit_log_* setting, or of all persisted settings
+// (which include them), needs AUDIT_ADMIN. A non-zero return fails the
+// statement before it runs.
+int notify_query_start(MYSQL_THD thd, const mysql_event_query *e) {
+  if ((e->event_subclass != MYSQL_AUDIT_QUERY_START &&
+       e->event_subclass != MYSQL_AUDIT_QUERY_NESTED_START) ||
+      e->sql_command_id != SQLCOM_RESET)
+    return 0;
+  const LEX *lex = thd->lex;
+  if ((lex->type & REFRESH_PERSIST) == 0 || lex->option_type != OPT_PERSIST)
+    return 0;
+  const std::string_view name =
+      lex->name.str ? std::string_view(lex->name.str, lex->name.length) : "";
+  if (!name.empty() && !is_audit_variable(name)) return 0;
+  std::string variable = name.empty() ? "audit_log_* (all persisted settings)"
+                                      : std::string(name);
+  for (char &c : variable)
+    c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  if (deny_without_admin(thd)) {
+    audit_admin_action(thd, variable,
+                       "RESET PERSIST refused: AUDIT_ADMIN required",
+                       ER_SPECIFIC_ACCESS_DENIED_ERROR);
+    return 1;
+  }
+  t_pending_reset.connection = thd->thread_id();
+  t_pending_reset.pending = true;
+  t_pending_reset.variable = std::move(variable);
+  return 0;
+}
+
+// GENERAL_STATUS: the outcome of a RESET PERSIST allowed at its start.
+void record_reset_outcome(MYSQL_THD thd, const mysql_event_general *e) {
+  PendingReset &p = t_pending_reset;
+  if (!p.pending) return;
+  p.pending = false;
+  if (p.connection != thd->thread_id()) return;
+  const int status = e->general_error_code;
+  audit_admin_action(
+      thd, p.variable,
+      status == 0 ? "RESET PERSIST (from the next start: the option file or "
+                    "the default)"
+                  : "RESET PERSIST failed: error " + std::to_string(status),
+      status);
+}
+
 // ---- events ----
 
 void notify_connection(MYSQL_THD thd, const mysql_event_connection *e) {
   EventKind kind;
   switch (e->event_subclass) {
     case MYSQL_AUDIT_CONNECTION_CONNECT: kind = EventKind::kConnect; break;
-    case MYSQL_AUDIT_CONNECTION_DISCONNECT: kind = EventKind::kDisconnect; break;
+    case MYSQL_AUDIT_CONNECTION_DISCONNECT:
+      kind = EventKind::kDisconnect;
+      // A parked session is resumed (its status sent) before it closes:
+      // nothing is left, but never let an entry outlive its connection.
+      if (auto owned = take_deferred(e->connection_id))
+        g_log->append(owned->record());
+      break;
     case MYSQL_AUDIT_CONNECTION_CHANGE_USER: kind = EventKind::kChangeUser; break;
     default: return;
   }
@@ -712,6 +884,7 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   } clear_touched{touched};
   const std::string_view command = sv(e->general_command);
   if (command == "Quit") return;  // the disconnect record covers it
+  record_reset_outcome(thd, e);
   g_events.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const Filter> &f = g_filter.read();
   Record r;
@@ -736,6 +909,10 @@ void notify_general(MYSQL_THD thd, const mysql_event_general *e) {
   r.rows_examined = thd->get_examined_row_count();
   const unsigned long long now = my_micro_time();
   r.query_time_us = now > thd->start_utime ? now - thd->start_utime : 0;
+  if (strata_park_status_deferred(thd)) {
+    keep_until_status_sent(r);  // the status is not known yet
+    return;
+  }
   g_log->append(r);
 }
 
@@ -822,6 +999,15 @@ int audit_notify(MYSQL_THD thd, mysql_event_class_t cls, const void *ev) {
       return 0;
     }
   }
+  if (cls == MYSQL_AUDIT_QUERY_CLASS) {
+    // Likewise: a refused RESET PERSIST fails here.
+    try {
+      return notify_query_start(thd,
+                                static_cast<const mysql_event_query *>(ev));
+    } catch (...) {
+      return 0;
+    }
+  }
   try {
     switch (cls) {
       case MYSQL_AUDIT_CONNECTION_CLASS:
@@ -857,7 +1043,11 @@ st_mysql_audit audit_descriptor = {
      0,  // authorization
      0,  // table access: set in audit_init
      static_cast<unsigned long>(MYSQL_AUDIT_GLOBAL_VARIABLE_SET),
-     0, 0, 0, 0, 0, 0, 0}};
+     0, 0, 0,  // startup, shutdown, command
+     // query: RESET PERSIST is checked at its start (notify_query_start)
+     static_cast<unsigned long>(MYSQL_AUDIT_QUERY_START |
+                                MYSQL_AUDIT_QUERY_NESTED_START),
+     0, 0, 0}};
 
 int audit_init(MYSQL_PLUGIN plugin) {
   g_plugin = plugin;
@@ -926,6 +1116,7 @@ int audit_init(MYSQL_PLUGIN plugin) {
     start.kind = EventKind::kAuditStart;
     start.value = server_version;
     g_log->append(start);
+    strata_park_register_audit(&kParkAudit);
     return 0;
   } catch (...) {
     log_message(true, "audit log initialisation failed (out of memory?)");
@@ -934,7 +1125,10 @@ int audit_init(MYSQL_PLUGIN plugin) {
 }
 
 int audit_deinit(void *) {
+  // Waits until no status_sent call is in progress.
+  strata_park_register_audit(nullptr);
   if (g_log != nullptr) {
+    write_all_deferred();
     Record stop;
     stop.kind = EventKind::kAuditStop;
     stop.value = server_version;
@@ -968,7 +1162,7 @@ mysql_declare_plugin(audit_log){
     "formats)",
     PLUGIN_LICENSE_GPL,
     audit_init,
-    nullptr,  // check uninstall
+    audit_check_uninstall,
     audit_deinit,
     0x0100,
     status_variables,

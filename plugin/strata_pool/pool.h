@@ -38,7 +38,9 @@ struct Pool_connection {
      (thread_pool_high_prio_tickets). */
   uint tickets = 0;
   /* Microseconds since the epoch when an idle connection exceeds
-     wait_timeout; 0 while a worker owns it. */
+     wait_timeout; 0 while a worker owns it. Set before the socket goes
+     back into the epoll set, cleared under the group mutex when it comes
+     out (pool_timer.cc says why). */
   std::atomic<ulonglong> deadline{0};
   std::atomic<bool> timed_out{false};
   /* Strong sync's parked wait point (sql/strata_park.h): the statement
@@ -85,11 +87,20 @@ struct Pool_group {
      (listen() in pool_scheduler.cc); woken through its cond. */
   bool listener_parked = false;
 
+  /* Workers by state; the invariant that ties them is written (and
+     checked) at the top of pool_scheduler.cc. */
   uint thread_count = 0;
   uint active_count = 0;  // workers running, neither idle, listening nor waiting
   uint waiting_count = 0;  // workers inside thd_wait_begin/end
   uint sticky_count = 0;   // workers waiting for their connection's next command
+  /* Workers in the idle wait of next_connection, from the moment they go
+     to sleep until they run again: also those already woken (no longer
+     in idle_workers) that have not yet taken the mutex back. */
+  uint idle_count = 0;
+  uint parked_count = 0;  // connections parked (strong sync), of connection_count
   uint connection_count = 0;
+  /* The first violation of the invariant in this group was logged. */
+  bool violation_logged = false;
   Pool_connection *connections = nullptr;
 
   /* Progress counters the timer reads and resets (stall detection). */
@@ -110,6 +121,13 @@ extern uint pool_stall_limit_ms;
 extern uint pool_idle_timeout_s;
 extern ulong pool_high_prio_mode;  // 0 transactions, 1 statements, 2 none
 extern uint pool_high_prio_tickets;
+/* Test only (thread_pool_test_exit_delay_ms, read-only): how long a worker
+   lingers in the library after it has counted itself out. */
+extern uint pool_test_exit_delay_ms;
+/* Test only (thread_pool_test_take_delay_ms, read-only): how long a worker
+   waits before serving a connection it took, for sessions with
+   wait_timeout = 1. */
+extern uint pool_test_take_delay_ms;
 
 /* Counters (status variables). */
 struct Pool_stats {
@@ -126,6 +144,9 @@ struct Pool_stats {
   std::atomic<ulonglong> parked{0};   // connections parked now
   std::atomic<ulonglong> parks{0};    // statement statuses deferred, in all
   std::atomic<ulonglong> listener_parks{0};  // a full group's listener stopped listening
+  /* Times a group's counters were found to break their invariant (top of
+     pool_scheduler.cc); 0 unless the scheduler has a bug. */
+  std::atomic<ulonglong> counter_violations{0};
 
 };
 extern Pool_stats pool_stats;
@@ -208,7 +229,6 @@ void pool_timer_stop();
 
 /* pool_admin.cc: connections of the admin port get their own thread. */
 bool pool_admin_add_connection(Channel_info *channel_info);
-void pool_admin_wait_all_gone();
 
 ulonglong pool_now_us();
 

@@ -1,11 +1,8 @@
 /* Strata thread pool: connections on the admin port (admin_address /
    admin_port) bypass the pool and get a thread of their own, as with
    one-thread-per-connection. However many workers are blocked, an
-   administrator can connect, look and KILL. */
-
-#include <atomic>
-#include <chrono>
-#include <thread>
+   administrator can connect, look and KILL. The threads are registered
+   (pool_threads.h): pool_stop joins them before the library is unloaded. */
 
 #include <mysql/thread_pool_priv.h>
 #include <mysqld_error.h>
@@ -13,13 +10,12 @@
 #include "my_sys.h"
 #include "my_thread.h"
 #include "plugin/strata_pool/pool.h"
+#include "plugin/strata_pool/pool_threads.h"
 #include "sql/sql_class.h"
 #include "sql/sql_connect.h"
 #include "sql/sql_thd_internal_api.h"
 
 namespace {
-
-std::atomic<uint> admin_threads{0};
 
 void serve_admin_session(Channel_info *channel_info) {
   THD *thd = create_thd(channel_info);
@@ -65,28 +61,19 @@ void *admin_main(void *arg) {
     my_thread_end();
   }
   pool_stats.admin_threads--;
-  admin_threads--;
   return nullptr;
 }
 
 }  // namespace
 
 bool pool_admin_add_connection(Channel_info *channel_info) {
-  admin_threads++;
   pool_stats.admin_threads++;
-  my_thread_handle handle;
-  const int rc = mysql_thread_create(key_pool_admin_thread, &handle,
-                                     get_connection_attrib(), admin_main,
-                                     channel_info);
+  /* Joinable and registered, like the workers: pool_stop joins it. */
+  const int rc =
+      pool_thread_start(key_pool_admin_thread, admin_main, channel_info);
   if (rc == 0) return false;
-  admin_threads--;
   pool_stats.admin_threads--;
   channel_info->send_error_and_close_channel(ER_CANT_CREATE_THREAD, rc, true);
   dec_connection_count();
   return true;
-}
-
-void pool_admin_wait_all_gone() {
-  while (admin_threads.load() > 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }

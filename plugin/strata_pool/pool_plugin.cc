@@ -28,6 +28,8 @@ uint pool_stall_limit_ms = 500;
 uint pool_idle_timeout_s = 60;
 ulong pool_high_prio_mode = 0;
 uint pool_high_prio_tickets = UINT_MAX;
+uint pool_test_exit_delay_ms = 0;
+uint pool_test_take_delay_ms = 0;
 Pool_stats pool_stats;
 
 PSI_thread_key key_pool_worker_thread;
@@ -102,6 +104,32 @@ MYSQL_SYSVAR_UINT(high_prio_tickets, pool_high_prio_tickets,
                   "through the high priority queue",
                   nullptr, nullptr, UINT_MAX, 0, UINT_MAX, 0);
 
+/* A test of shutdown (suite strata_pool, stop_joins_workers): each worker,
+   once it has counted itself out, waits this long and logs a note before it
+   returns, as a thread starved of CPU might be late leaving the library.
+   Stop must wait for it however long it takes. Read-only: a startup
+   option, never changed on a running server. */
+MYSQL_SYSVAR_UINT(test_exit_delay_ms, pool_test_exit_delay_ms,
+                  PLUGIN_VAR_READONLY | PLUGIN_VAR_RQCMDARG,
+                  "Test only: milliseconds a worker lingers in the plugin's "
+                  "code after it has counted itself out, then logs a note "
+                  "(0, the default: no delay)",
+                  nullptr, nullptr, 0, 0, 10000, 0);
+
+/* A test of the wait_timeout scan (suite strata_pool, timer_spares_taken):
+   a worker that has taken a connection with a command ready waits this
+   long before serving it, as a worker preempted right after taking it
+   might; the timer must leave that connection alone although its
+   deadline passes meanwhile. Only sessions with wait_timeout = 1 (the
+   test's), so that the test's other sessions run at full speed.
+   Read-only: a startup option. */
+MYSQL_SYSVAR_UINT(test_take_delay_ms, pool_test_take_delay_ms,
+                  PLUGIN_VAR_READONLY | PLUGIN_VAR_RQCMDARG,
+                  "Test only: milliseconds a worker waits before serving a "
+                  "connection it took, for sessions with wait_timeout = 1 "
+                  "(0, the default: no delay)",
+                  nullptr, nullptr, 0, 0, 10000, 0);
+
 /* The default size is the number of CPUs, known only at run time: set it
    when the library is loaded, before the server reads the settings. */
 struct Size_default_from_cpus {
@@ -115,7 +143,8 @@ SYS_VAR *system_variables[] = {
     MYSQL_SYSVAR(size),           MYSQL_SYSVAR(oversubscribe),
     MYSQL_SYSVAR(max_threads),    MYSQL_SYSVAR(stall_limit),
     MYSQL_SYSVAR(idle_timeout),   MYSQL_SYSVAR(high_prio_mode),
-    MYSQL_SYSVAR(high_prio_tickets), nullptr};
+    MYSQL_SYSVAR(high_prio_tickets), MYSQL_SYSVAR(test_exit_delay_ms),
+    MYSQL_SYSVAR(test_take_delay_ms), nullptr};
 
 int show_counter(SHOW_VAR *var, char *buff, ulonglong value) {
   var->type = SHOW_LONGLONG;
@@ -143,6 +172,7 @@ POOL_COUNTER(show_listener_parks, pool_stats.listener_parks.load())
 POOL_COUNTER(show_wait_timeouts, pool_stats.wait_timeouts.load())
 POOL_COUNTER(show_parked, pool_stats.parked.load())
 POOL_COUNTER(show_parks, pool_stats.parks.load())
+POOL_COUNTER(show_counter_violations, pool_stats.counter_violations.load())
 #undef POOL_COUNTER
 
 /* SHOW_FUNC gives a buffer of SHOW_VAR_FUNC_BUFF_SIZE bytes. */
@@ -171,6 +201,7 @@ SHOW_VAR status_variables[] = {
     POOL_STATUS("Threadpool_wait_timeouts", show_wait_timeouts),
     POOL_STATUS("Threadpool_parked_connections", show_parked),
     POOL_STATUS("Threadpool_parks", show_parks),
+    POOL_STATUS("Threadpool_counter_violations", show_counter_violations),
     POOL_STATUS("Threadpool_groups", show_groups),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 #undef POOL_STATUS

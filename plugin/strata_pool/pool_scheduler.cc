@@ -19,7 +19,34 @@
    server wait (row lock, FLUSH TABLES WITH READ LOCK, sleep, disk),
    thd_wait_begin wakes or starts another so the group keeps serving. The
    timer (pool_timer.cc) covers what is not announced: a group whose queue
-   has not moved for thread_pool_stall_limit ms gets one more worker. */
+   has not moved for thread_pool_stall_limit ms gets one more worker.
+
+   The thread counters and their invariant. Whenever its group's mutex is
+   free, every worker is in exactly one state, and the group counts each:
+     running     active_count   what 1 + thread_pool_oversubscribe limits
+     waiting     waiting_count  in thd_wait_begin/end or a sticky poll
+                                (sticky_count of them in a sticky poll)
+     idle        idle_count     asleep in next_connection, or woken and
+                                not running yet (idle_workers lists the
+                                idle ones nobody has woken)
+     listening   listener       at most one: in epoll_wait, or parked
+   so that, under the group's mutex,
+     thread_count == active_count + waiting_count + idle_count
+                     + (listener != nullptr)
+     sticky_count <= waiting_count, idle_workers.size() <= idle_count,
+     listener_parked implies listener != nullptr,
+     parked_count <= connection_count (a parked connection is in no queue
+     and not in the epoll set; pool_resume_parked is its only way back).
+   A worker is born running (create_worker) and leaves running
+   (worker_main). Each move between states changes both counters in one
+   critical section, which ends with check_counters(): a few compares, so
+   it runs in release builds too. A violation is counted
+   (Threadpool_counter_violations), logged once per group with the counts,
+   and asserted in debug builds. Across groups: total_threads and
+   pool_stats.threads are the sum of the groups' thread_count and
+   pool_stats.parked the sum of their parked_count (each changed under the
+   group's mutex together with it), pool_stats.idle_threads the sum of
+   idle_count. */
 
 #include <errno.h>
 #include <poll.h>
@@ -29,6 +56,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <thread>
 
@@ -41,6 +69,7 @@
 #include "my_sys.h"
 #include "my_thread.h"
 #include "plugin/strata_pool/pool.h"
+#include "plugin/strata_pool/pool_threads.h"
 #include "sql/sql_class.h"
 #include "sql/strata_park.h"
 
@@ -61,6 +90,38 @@ PSI_cond_info conds[] = {{&key_worker_cond, "worker_cond", 0, 0, PSI_DOCUMENT_ME
 #endif
 
 constexpr int kMaxEventsPerWait = 64;
+
+/* The invariant at the top of this file. Needs group->mutex; called at
+   the end of every critical section that moves a worker between states or
+   parks or resumes a connection. */
+void check_counters(Pool_group *g, const char *where) {
+  const uint listening = g->listener != nullptr ? 1 : 0;
+  const bool ok =
+      g->active_count <= g->thread_count &&
+      g->waiting_count <= g->thread_count &&
+      g->idle_count <= g->thread_count &&
+      g->thread_count ==
+          g->active_count + g->waiting_count + g->idle_count + listening &&
+      g->sticky_count <= g->waiting_count &&
+      g->idle_workers.size() <= g->idle_count &&
+      (!g->listener_parked || g->listener != nullptr) &&
+      g->parked_count <= g->connection_count;
+  if (ok) return;
+  pool_stats.counter_violations++;
+  if (!g->violation_logged) {
+    g->violation_logged = true;
+    LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_pool: thread counters of group %u broke their "
+                    "invariant (%s): threads %u running %u waiting %u "
+                    "sticky %u idle %u (unwoken %zu) listener %u parked "
+                    "connections %u of %u",
+                    g->index, where, g->thread_count, g->active_count,
+                    g->waiting_count, g->sticky_count, g->idle_count,
+                    g->idle_workers.size(), listening, g->parked_count,
+                    g->connection_count);
+  }
+  assert(ok);
+}
 
 /* A group runs up to 1 + thread_pool_oversubscribe commands at once (more
    only when stalled). Asked by a worker that is itself counted running. */
@@ -170,7 +231,11 @@ void arm(Pool_connection *conn) {
                   "strata_pool: cannot watch connection %d for its next "
                   "command (errno %d); closing it",
                   fd, errno);
+  /* Under the mutex, as in enqueue_events: the timer may be looking at
+     this connection's deadline, and its socket is about to be closed. */
+  mysql_mutex_lock(&conn->group->mutex);
   conn->deadline = 0;
+  mysql_mutex_unlock(&conn->group->mutex);
   pool_connection_attach(conn);
   pool_connection_close(conn, true, 0);
   forget_connection(conn);
@@ -201,6 +266,7 @@ bool wait_for_next_command(Pool_connection *conn) {
     if (g->active_count == 0 && g->listener == nullptr)
       pool_wake_or_create_worker(g);
     on_running_less(g);
+    check_counters(g, "sticky wait");
   }
   mysql_mutex_unlock(&g->mutex);
   if (!sticky) return false;
@@ -210,6 +276,7 @@ bool wait_for_next_command(Pool_connection *conn) {
   g->sticky_count--;
   g->active_count++;
   g->waiting_count--;
+  check_counters(g, "sticky wait end");
   mysql_mutex_unlock(&g->mutex);
   if (rc != 1) return false;
   pool_stats.sticky_commands++;
@@ -232,12 +299,23 @@ void park(Pool_connection *conn) {
     queue(g, conn, true);
   } else {
     conn->park = Pool_connection::kParked;
+    g->parked_count++;
     pool_stats.parked++;
+    check_counters(g, "park");
   }
   mysql_mutex_unlock(&g->mutex);
 }
 
+/* Test only (thread_pool_test_take_delay_ms): a worker slow to serve what
+   it took. */
+void delay_after_taking(Pool_connection *conn) {
+  if (conn->thd == nullptr || thd_get_net_wait_timeout(conn->thd) > 1) return;
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(pool_test_take_delay_ms));
+}
+
 void handle(Pool_connection *conn) {
+  if (pool_test_take_delay_ms > 0) delay_after_taking(conn);
   conn->deadline = 0;
   if (conn->thd == nullptr) {
     if (!pool_connection_login(conn)) {
@@ -318,21 +396,25 @@ bool create_worker(Pool_group *g) {
   g->thread_count++;
   g->active_count++;
   total_threads++;
-  my_thread_handle handle;
-  if (mysql_thread_create(key_pool_worker_thread, &handle,
-                          get_connection_attrib(), worker_main, w) != 0) {
+  /* Joinable and registered: pool_stop joins it (pool_threads.h). */
+  const int rc = pool_thread_start(key_pool_worker_thread, worker_main, w);
+  if (rc != 0) {
     g->thread_count--;
     g->active_count--;
     total_threads--;
     mysql_cond_destroy(&w->cond);
     delete w;
-    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_pool: cannot start a worker (errno %d)", errno);
+    check_counters(g, "worker start failed");
+    /* Refused at shutdown (pool_threads_join_all has begun): expected. */
+    if (!shutting_down)
+      LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_pool: cannot start a worker (errno %d)", rc);
     return false;
   }
   pool_stats.threads++;
   pool_stats.threads_created++;
   inc_thread_created();
+  check_counters(g, "worker started");
   return true;
 }
 
@@ -342,7 +424,14 @@ void enqueue_events(Pool_group *g, const epoll_event *events, int n) {
   g->io_events_since_check += n;
   for (int i = 0; i < n; i++) {
     auto *conn = static_cast<Pool_connection *>(events[i].data.ptr);
-    if (conn != nullptr) enqueue(g, conn);  // nullptr: the shutdown event
+    if (conn == nullptr) continue;  // the shutdown or wake event
+    /* Out of the epoll set: from here a worker may serve it and close its
+       socket. Clearing the deadline under the group mutex is what keeps
+       the timer, which shuts down only connections with a deadline and
+       only under this mutex, off a descriptor that may be closed and
+       reused (pool_timer.cc, expire_idle_connections). */
+    conn->deadline = 0;
+    enqueue(g, conn);
   }
 }
 
@@ -440,10 +529,12 @@ Pool_connection *next_connection(Pool_worker *w) {
     if (g->listener == nullptr) {
       g->listener = w;
       g->active_count--;
+      check_counters(g, "listen");
       mysql_mutex_unlock(&g->mutex);
       conn = listen(w);
       g->listener = nullptr;
       g->active_count++;
+      check_counters(g, "listen end");
       if (conn != nullptr) break;
       continue;
     }
@@ -451,7 +542,9 @@ Pool_connection *next_connection(Pool_worker *w) {
     on_running_less(g);
     w->woken = false;
     g->idle_workers.push_back(w);
+    g->idle_count++;
     pool_stats.idle_threads++;
+    check_counters(g, "idle");
     /* The deadline is recomputed on every wake-up, so that a new
        thread_pool_idle_timeout applies to workers already asleep
        (pool_recheck_idle_workers). */
@@ -466,10 +559,15 @@ Pool_connection *next_connection(Pool_worker *w) {
       mysql_cond_timedwait(&w->cond, &g->mutex, &until);
     }
     pool_stats.idle_threads--;
+    g->idle_count--;
     g->active_count++;
     if (!w->woken) {
+      /* Not woken: nobody took it off the list of idle workers. */
       auto it = std::find(g->idle_workers.begin(), g->idle_workers.end(), w);
       if (it != g->idle_workers.end()) g->idle_workers.erase(it);
+    }
+    check_counters(g, "idle end");
+    if (!w->woken) {
       /* Idle for thread_pool_idle_timeout: leave, but keep one worker per
          group so that it always has a listener. */
       if (!shutting_down && g->thread_count > 1) break;
@@ -478,6 +576,18 @@ Pool_connection *next_connection(Pool_worker *w) {
   if (conn != nullptr) add_helper_if_useful(g);
   mysql_mutex_unlock(&g->mutex);
   return conn;
+}
+
+/* Test only (thread_pool_test_exit_delay_ms): stay in the library's code
+   a while after counting out, then say so; the note must reach the error
+   log before the server's shutdown completes. */
+void linger_after_counting_out() {
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(pool_test_exit_delay_ms));
+  LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
+                  "strata_pool: a worker lingered %u ms in the plugin after "
+                  "counting itself out (thread_pool_test_exit_delay_ms)",
+                  pool_test_exit_delay_ms);
 }
 
 void *worker_main(void *arg) {
@@ -497,7 +607,9 @@ void *worker_main(void *arg) {
   on_running_less(g);
   total_threads--;
   pool_stats.threads--;
+  check_counters(g, "worker exit");
   mysql_mutex_unlock(&g->mutex);
+  if (pool_test_exit_delay_ms > 0) linger_after_counting_out();
   mysql_cond_destroy(&w->cond);
   delete w;
   if (thread_ok) my_thread_end();
@@ -592,7 +704,7 @@ std::vector<Pool_group_state> pool_group_states() {
     st.running = g.active_count;
     st.waiting = g.waiting_count;
     st.sticky = g.sticky_count;
-    st.idle = static_cast<uint>(g.idle_workers.size());
+    st.idle = g.idle_count;
     st.queued_high = static_cast<uint>(g.high_queue.size());
     st.queued_low = static_cast<uint>(g.low_queue.size());
     st.listener = g.listener != nullptr;
@@ -676,7 +788,9 @@ void pool_resume_parked(void *arg) {
     return;
   }
   conn->park = Pool_connection::kNotParked;
+  g->parked_count--;
   pool_stats.parked--;
+  check_counters(g, "resume");
   conn->resume = true;
   queue(g, conn, true);
   /* A worker for it: an idle one while the group may run one more, else
@@ -708,6 +822,7 @@ void pool_thd_wait_begin(THD *, int) {
     pool_wake_or_create_worker(g);
   else if (g->active_count == 0 && g->listener == nullptr)
     pool_wake_or_create_worker(g);
+  check_counters(g, "server wait");
   mysql_mutex_unlock(&g->mutex);
 }
 
@@ -719,6 +834,7 @@ void pool_thd_wait_end(THD *) {
   mysql_mutex_lock(&g->mutex);
   g->active_count++;
   g->waiting_count--;
+  check_counters(g, "server wait end");
   mysql_mutex_unlock(&g->mutex);
 }
 
@@ -739,6 +855,7 @@ bool pool_start() {
   mysql_cond_register("strata_pool", conds, 1);
 #endif
   shutting_down = false;
+  pool_threads_open();
   groups = std::vector<Pool_group>(pool_size);
   for (uint i = 0; i < pool_size; i++) {
     Pool_group *g = &groups[i];
@@ -786,12 +903,12 @@ void pool_stop() {
     mysql_mutex_unlock(&g.mutex);
   }
   /* Connections are closed before the server unloads its plugins, so the
-     workers only have to notice the flag. */
-  while (total_threads.load() > 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  pool_admin_wait_all_gone();
-  /* A worker leaves the plugin's code just after it counts itself out. */
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+     workers only have to notice the flag, and the admin threads have ended
+     their sessions. Joining them, not counting them out, is what makes it
+     safe to unload the library once this returns: a thread that counted
+     itself out still has instructions to run here (pool_threads.h). */
+  pool_threads_join_all();
+  assert(total_threads.load() == 0);
   for (auto &g : groups) {
     while (g.connections != nullptr) {
       Pool_connection *conn = g.connections;

@@ -19,6 +19,7 @@
 #include "my_systime.h"
 #include "mysql/psi/mysql_thread.h"
 #include "plugin/strata_pool/pool.h"
+#include "plugin/strata_pool/pool_threads.h"
 
 namespace {
 
@@ -61,6 +62,15 @@ void check_stall(Pool_group *g) {
   mysql_mutex_unlock(&g->mutex);
 }
 
+/* Shutting down a descriptor is safe only while it cannot be closed: a
+   connection's deadline is non-zero only while it sits in the epoll set,
+   and it is cleared under the group mutex when it leaves it (an epoll
+   event queued in enqueue_events, or arm() failing), before any worker can
+   serve or close it. So under this mutex a connection with a deadline
+   still owns its descriptor. (A worker clearing the deadline itself
+   without the mutex, after taking the connection, left a window in which
+   the connection could be closed and its descriptor number reused by a new
+   client, whose socket the timer then shut.) */
 void expire_idle_connections(Pool_group *g, ulonglong now) {
   mysql_mutex_lock(&g->mutex);
   for (Pool_connection *c = g->connections; c != nullptr; c = c->next) {
@@ -90,6 +100,9 @@ void *timer_main(void *) {
       last_stall_check = now;
       for (auto &g : pool_groups()) check_stall(&g);
     }
+    /* Workers past thread_pool_idle_timeout and closed admin sessions
+       leave their thread handles behind until joined. */
+    pool_threads_reap();
     if (now - last_expiry_scan >= 1000000ULL) {
       last_expiry_scan = now;
       for (auto &g : pool_groups()) expire_idle_connections(&g, now);

@@ -8,10 +8,13 @@
    first point at or after an event it sends, no point can appear between
    that event and the point it found: points registered later lie after
    both. Every event before the remembered point is therefore not flagged.
-   A remembered point erased meanwhile (a heartbeat's ack covered it) is
-   still flagged, which asks for one ack more than needed. RESET BINARY LOGS
+   A remembered point erased meanwhile (an ack covered it) is still
+   flagged, which asks for one ack more than needed. RESET BINARY LOGS
    starts positions over, so the source bumps a generation that makes every
-   dump thread look up again. Pure logic: tests/next_point_test.cc. */
+   dump thread look up again. A new dump starts with a fresh one (its OS
+   thread may have served another dump, further on): an ack point left
+   unflagged counts as not sent to that replica (strata_sync_ack_ledger.h).
+   Pure logic: tests/next_point_test.cc. */
 #ifndef STRATA_SYNC_NEXT_POINT_H
 #define STRATA_SYNC_NEXT_POINT_H
 

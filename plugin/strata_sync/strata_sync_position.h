@@ -1,7 +1,8 @@
-/* Strata strong sync: positions in the source's binary log and the quorum.
+/* Strata strong sync: positions in the source's binary log.
 
    Pure logic, no MySQL headers, so the matching rules are unit tested
-   (tests/position_test.cc). See docs/design/strong-sync.md, section 3.
+   (tests/position_test.cc). See docs/design/strong-sync.md, section 3; the
+   quorum over positions is strata_sync_ack_ledger.h.
 
    A position is (file basename, end offset). Acks, ack points and waiters
    all use the end offset of an event in the file the source wrote it to,
@@ -59,16 +60,6 @@ struct Pos {
   bool operator<=(const Pos &o) const { return !(o < *this); }
   bool operator==(const Pos &o) const { return !(*this < o) && !(o < *this); }
 };
-
-/** The position n replicas hold: the n-th highest of their acked positions.
-    Returns false (no quorum) if fewer than n positions are given or n is 0. */
-inline bool quorum_position(std::vector<Pos> acked, std::size_t n, Pos *out) {
-  if (n == 0 || acked.size() < n) return false;
-  std::nth_element(acked.begin(), acked.begin() + (n - 1), acked.end(),
-                   [](const Pos &a, const Pos &b) { return b < a; });
-  *out = acked[n - 1];
-  return true;
-}
 
 }  // namespace strata::sync
 

@@ -11,7 +11,11 @@
    - after_read_event: check and strip the header; remember the ack flag.
    - after_queue_event: the event is in the relay log (written and flushed to
      the OS; synced as sync_relay_log says); send the ack (source file, end
-     position) on the same connection. Acks are coalesced: if the next
+     position of the flagged event) on the same connection. Only flagged
+     events are acknowledged, never heartbeats: the source counts an ack only
+     for the ack points it sent on this connection and refuses a position
+     past the last one (docs/design/strong-sync.md, section 3a). Acks are
+     coalesced: if the next
      packet is already in the connection's read buffer (read by the same
      recv(), so no system call to find out), the ack waits for it and one
      ack for the later position covers both, up to kMaxDeferredEvents events
@@ -80,16 +84,12 @@ std::atomic<long long> n_channels{0};  // channels streaming with strong sync
 thread_local bool tl_active = false;     // this channel uses strong sync
 thread_local bool tl_need_ack = false;   // the last event read asked for one
 thread_local bool tl_ack_due = false;    // an ack is owed (deferred)
-/* Heartbeats: the last event read was one. It is acknowledged only if it
-   moved the position past the last ack of this connection (the source skipped
-   transactions this replica already has, GTID auto-position) or nothing was
-   acknowledged yet: otherwise the ack says nothing new, and the source, which
-   wakes its dump thread when an ack arrives while it owes one (and the dump
-   thread then sends a heartbeat), would be kept busy by them. */
-thread_local bool tl_heartbeat_read = false;
-thread_local bool tl_acked_any = false;
-thread_local char tl_acked_file[wire::kMaxFileNameLength + 1];
-thread_local unsigned long long tl_acked_pos = 0;
+/* The position an owed ack names: the end of the last flagged event
+   queued (a coalesced ack names the last of the flagged events it covers).
+   Never a heartbeat's position or that of an event the source did not flag:
+   the source refuses an ack past the last point it flagged. */
+thread_local char tl_due_file[wire::kMaxFileNameLength + 1];
+thread_local unsigned long long tl_due_pos = 0;
 thread_local unsigned tl_deferred_events = 0;
 thread_local unsigned long tl_deferred_bytes = 0;
 thread_local bool tl_ack_failure_logged = false;  // on this connection
@@ -139,18 +139,9 @@ void deactivate() {
   tl_need_ack = false;
   tl_flag_timed = false;
   tl_ack_due = false;
-  tl_heartbeat_read = false;
-  tl_acked_any = false;
   tl_deferred_events = 0;
   tl_deferred_bytes = 0;
   tl_ack_failure_logged = false;
-}
-
-/* After a heartbeat was queued: does the position it left say something
-   the source has not heard from this connection? */
-bool heartbeat_moved(const Binlog_relay_IO_param *param) {
-  return !tl_acked_any || param->master_log_pos != tl_acked_pos ||
-         strcmp(param->master_log_name, tl_acked_file) != 0;
 }
 
 int on_thread_start(Binlog_relay_IO_param *) {
@@ -217,12 +208,6 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
     tl_flag_read = std::chrono::steady_clock::now();
     tl_flag_timed = true;
   }
-  if (len > wire::kEventHeaderSize + wire::kEventTypeOffset) {
-    const unsigned char type =
-        p[wire::kEventHeaderSize + wire::kEventTypeOffset];
-    tl_heartbeat_read =
-        type == wire::kHeartbeatType || type == wire::kHeartbeatV2Type;
-  }
   *event_buf = packet + wire::kEventHeaderSize;
   *event_len = len - wire::kEventHeaderSize;
   return 0;
@@ -231,14 +216,12 @@ int on_after_read_event(Binlog_relay_IO_param *param, const char *packet,
 int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
                          unsigned long event_len, uint32) {
   if (!tl_active) return 0;
-  if (tl_heartbeat_read) {
-    tl_heartbeat_read = false;
-    if (heartbeat_moved(param)) tl_need_ack = true;
-  }
   if (tl_need_ack) {
     tl_need_ack = false;
     if (tl_ack_due) n_acks_coalesced++;
     tl_ack_due = true;
+    snprintf(tl_due_file, sizeof(tl_due_file), "%s", param->master_log_name);
+    tl_due_pos = param->master_log_pos;
   }
   if (!tl_ack_due) return 0;
   Vio *vio = param->mysql->net.vio;
@@ -250,17 +233,16 @@ int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
   tl_deferred_events = 0;
   tl_deferred_bytes = 0;
   unsigned char buf[wire::kAckMaxSize];
-  const std::size_t n =
-      wire::encode_ack(buf, param->master_log_name, param->master_log_pos);
+  const std::size_t n = wire::encode_ack(buf, tl_due_file, tl_due_pos);
   if (n == 0) {
     LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
                     "strata_sync: channel '%s': bad source log name '%s'",
-                    param->channel_name, param->master_log_name);
+                    param->channel_name, tl_due_file);
     return 0;
   }
   /* Out of band: the ack goes with sequence number 0 and the event stream
      keeps its own numbering. The source does not read every ack at once
-     (heartbeat acks wait in its socket), so acks must not move the sequence
+     (acks may wait in its socket a while), so acks must not move the sequence
      number the next event packet is checked against (a mismatch reads as
      "lost connection" and the receiver reconnects for ever). */
   NET *net = &param->mysql->net;
@@ -276,17 +258,13 @@ int on_after_queue_event(Binlog_relay_IO_param *param, const char *,
                       "%s:%llu failed (error %u); later failures on this "
                       "connection are only counted "
                       "(Strata_sync_replica_acks_failed)",
-                      param->channel_name, param->master_log_name,
-                      (unsigned long long)param->master_log_pos,
+                      param->channel_name, tl_due_file, tl_due_pos,
                       net->last_errno);
     tl_ack_failure_logged = true;
     net->last_errno = 0;
     return 0;
   }
   n_acks_sent++;
-  tl_acked_any = true;
-  snprintf(tl_acked_file, sizeof(tl_acked_file), "%s", param->master_log_name);
-  tl_acked_pos = param->master_log_pos;
   if (tl_flag_timed) {
     tl_flag_timed = false;
     const long long us =

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -24,45 +25,58 @@ class PendingCommits {
       commit more than once (a procedure): the later position is the one to
       wait for, since it covers the earlier ones. */
   void record(std::uint32_t id, const Pos &p) {
-    auto [it, inserted] = m_pending.try_emplace(id, p);
-    if (!inserted && it->second < p) it->second = p;
+    auto it = m_by_session.find(id);
+    if (it != m_by_session.end()) {
+      if (!(it->second->first < p)) return;
+      m_by_pos.erase(it->second);
+      it->second = m_by_pos.emplace(p, id);
+      return;
+    }
+    m_by_session.emplace(id, m_by_pos.emplace(p, id));
   }
 
   /** The position session `id` waits for, or nullptr. */
   const Pos *find(std::uint32_t id) const {
-    auto it = m_pending.find(id);
-    return it == m_pending.end() ? nullptr : &it->second;
+    auto it = m_by_session.find(id);
+    return it == m_by_session.end() ? nullptr : &it->second->first;
   }
 
   /** Takes the session's entry out (it is settled). */
   std::optional<Pos> take(std::uint32_t id) {
-    auto it = m_pending.find(id);
-    if (it == m_pending.end()) return std::nullopt;
-    Pos p = std::move(it->second);
-    m_pending.erase(it);
+    auto it = m_by_session.find(id);
+    if (it == m_by_session.end()) return std::nullopt;
+    Pos p = it->second->first;
+    m_by_pos.erase(it->second);
+    m_by_session.erase(it);
     return p;
   }
 
   /** Drops every entry the quorum covers: those sessions need not wait, and
       a commit that never reaches a statement status (an event) does not
-      stay. */
+      stay. Costs the entries dropped plus one (entries are kept in
+      position order too): an ack does not walk every pending session. */
   void forget_covered(const Pos &quorum) {
-    for (auto it = m_pending.begin(); it != m_pending.end();)
-      it = it->second <= quorum ? m_pending.erase(it) : std::next(it);
+    while (!m_by_pos.empty() && m_by_pos.begin()->first <= quorum) {
+      m_by_session.erase(m_by_pos.begin()->second);
+      m_by_pos.erase(m_by_pos.begin());
+    }
   }
 
   /** Forgets everything (RESET BINARY LOGS AND GTIDS); returns how many. */
   std::size_t clear() {
-    const std::size_t n = m_pending.size();
-    m_pending.clear();
+    const std::size_t n = m_by_session.size();
+    m_by_session.clear();
+    m_by_pos.clear();
     return n;
   }
 
-  std::size_t size() const { return m_pending.size(); }
-  bool empty() const { return m_pending.empty(); }
+  std::size_t size() const { return m_by_session.size(); }
+  bool empty() const { return m_by_session.empty(); }
 
  private:
-  std::unordered_map<std::uint32_t, Pos> m_pending;
+  std::multimap<Pos, std::uint32_t> m_by_pos;
+  std::unordered_map<std::uint32_t, std::multimap<Pos, std::uint32_t>::iterator>
+      m_by_session;
 };
 
 }  // namespace strata::sync

@@ -1,12 +1,17 @@
 /* Strata strong sync, source side: plugin `strata_sync_source`.
 
    A transaction commits (in the engine) only after N replicas have written
-   it to their relay log. Design: docs/design/strong-sync.md.
+   it to their relay log. Design: docs/design/strong-sync.md. This file: the
+   plugin, its settings, the commit path, the policy and the dump threads'
+   hooks; strata_sync_source.h lists the others (ack reader, status, the
+   Performance Schema table) and what they share.
 
    Threads and hand-offs
    - Commit group leader: after_flush() registers the group's binlog end as
-     an ack point; after_sync() waits (before the engine commit) until the
-     quorum position covers it, or until the policy releases it.
+     an ack point, with where the group waits (strata_sync_source_wait_point
+     is read there, once per group, so after_sync() and after_commit()
+     agree); after_sync() waits (before the engine commit) until the quorum
+     position covers it, or until the policy releases it.
    - With strata_sync_source_wait_point = AFTER_COMMIT after_sync() does not
      wait: after_commit() records each session's commit position
      (m_sessions), and the session's statement status waits for it
@@ -24,12 +29,15 @@
      connections (strata_sync_source_ack_reader=ON, the default) it alone
      reads the replica-to-source byte stream, which carries nothing but ack
      packets: poll(), recv() without blocking, split packets
-     (wire::PacketSplitter), move the replica's acked position, the quorum
-     position (N-th highest, once per batch) and wake exactly the covered
-     waiters. The dump thread then never reads; it sends on while acks come
-     back. On TLS connections (an SSL session must not be used by two
-     threads) the connection has a read turn (strata_sync_ack_stream.h):
-     the dump thread holds it while it runs and reads the acks that arrived
+     (wire::PacketSplitter), apply each ack (apply_ack: refused if past the
+     last ack point its connection was sent; otherwise it counts for the
+     points sent to that replica server, strata_sync_ack_ledger.h), move the
+     quorum (once per batch: the outstanding points that N distinct servers
+     hold) and wake exactly the covered waiters (strata_sync_waiters.h).
+     The dump thread then never reads; it sends on while acks come back.
+     On TLS connections (an SSL session must not be used by two threads)
+     the connection has a read turn (strata_sync_ack_stream.h): the dump
+     thread holds it while it runs and reads the acks that arrived
      before it builds a packet (drain_acks); it gives the turn away while
      it waits for the binary log to grow (the server calls
      dump_wait_begin/end around that wait, sql/strata_park.h), which under
@@ -67,6 +75,10 @@
      connection's end, never a reused descriptor; SSL_read runs under the
      dump thread's LOCK_thd_data, which the killer holds, and only while
      the Vio is open (read_tls()).
+   - What a replica claims (an ack, a dump's starting position) counts only
+     for ack points the source sent that replica server, and each server is
+     one vote however many connections it has (strata_sync_ack_ledger.h,
+     docs/design/strong-sync.md section 3a).
    - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
      clears it). A waiter leaves when covered, or when the policy, a disable,
      a reset or shutdown releases it; every release without quorum is
@@ -76,110 +88,13 @@
    - Compressed replication connections are refused for strong sync (the
      dump fails with a logged reason). */
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstdio>
-#include <deque>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <set>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <type_traits>
-#include <vector>
-
-#include <mysql/components/services/log_builtins.h>
-#include <mysql/components/services/pfs_plugin_table_service.h>
-#include <mysql/plugin.h>
-#include "my_inttypes.h"
-#include "my_sys.h"
-#include "my_thread.h"
-#include "mysql/psi/mysql_stage.h"
-#include "mysqld_error.h"
-#include "plugin/strata_sync/strata_sync_ack_stream.h"
-#include "plugin/strata_sync/strata_sync_histogram.h"
-#include "plugin/strata_sync/strata_sync_next_point.h"
-#include "plugin/strata_sync/strata_sync_position.h"
-#include "plugin/strata_sync/strata_sync_protocol.h"
-#include "plugin/strata_sync/strata_sync_realtime.h"
-#include "plugin/strata_sync/strata_sync_sessions.h"
-#include "sql/binlog.h"  // mysql_bin_log.get_binlog_end_pos()
-#include "sql/current_thd.h"
-#include "sql/mysqld.h"  // connection_events_loop_aborted
-#include "sql/protocol_classic.h"
-#include "sql/replication.h"
-#include "sql/sql_class.h"
-#include "sql/strata_park.h"
-#include "sql/strata_thd_wait.h"
-#include "typelib.h"
-#include "violite.h"
-
-#include <openssl/err.h>
-#include <openssl/ssl.h>
+#include "plugin/strata_sync/strata_sync_source.h"
 
 static SERVICE_TYPE(registry) *reg_srv = nullptr;
 SERVICE_TYPE(log_builtins) *log_bi = nullptr;
 SERVICE_TYPE(log_builtins_string) *log_bs = nullptr;
 
 namespace strata::sync {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-namespace wire = strata::sync::wire;
-
-enum Policy : unsigned long { kBlock = 0, kFail = 1, kDegrade = 2 };
-const char *kPolicyNames[] = {"block", "fail", "degrade", nullptr};
-/* Where a commit waits for its acknowledgement: before the engine commit in
-   the group leader (AFTER_SYNC), or after it, at the end of the statement,
-   before the OK is sent (AFTER_COMMIT; parked without a thread on our
-   thread pool, sql/strata_park.h). */
-enum WaitPoint : unsigned long { kAfterSync = 0, kAfterCommit = 1 };
-const char *kWaitPointNames[] = {"AFTER_SYNC", "AFTER_COMMIT", nullptr};
-
-/* System variables (written by SET GLOBAL under the server's plugin lock,
-   read here under m_mutex or as a snapshot). */
-bool opt_enabled = false;
-unsigned int opt_replicas = 1;
-unsigned long opt_policy = kBlock;
-unsigned long opt_timeout_ms = 10000;
-bool opt_ack_reader = true;
-unsigned long opt_wait_point = kAfterSync;
-bool opt_realtime_ack_path = true;
-
-/* Realtime scheduling of the ack path's threads (strata_sync_realtime.h).
-   SET GLOBAL bumps the generation; each thread compares it with the one it
-   last applied, so following the setting costs one relaxed load per event
-   when nothing changed. A refusal (EPERM) is logged once per generation. */
-std::atomic<unsigned> g_realtime_generation{1};
-std::atomic<unsigned> g_realtime_refusal_logged{0};
-std::atomic<long long> n_realtime_threads{0};
-
-/* A dump thread is on the ack path while commits wait for acks, and for a
-   second after the last wait, so that it does not switch policy between
-   commit groups. Otherwise it may be streaming a backlog to a replica that
-   catches up while commits do not wait (degraded, or strong sync off), at
-   up to a CPU: that runs at normal priority. */
-constexpr std::chrono::seconds kAckPathLinger{1};
-thread_local std::chrono::steady_clock::time_point tl_last_wait_seen;
-
-bool dump_thread_on_ack_path();  // after Source
-
-/* One thread's side of it: its scheduling, and what it last applied. */
-struct RealtimeFollower {
-  ThreadPriority priority;
-  unsigned generation = 0;
-  bool wanted = false;
-};
 
 void follow_realtime_setting(RealtimeFollower &f, bool want, const char *who) {
   const unsigned generation =
@@ -208,197 +123,26 @@ void follow_realtime_setting(RealtimeFollower &f, bool want, const char *who) {
                     who, strerror(err));
 }
 
-
-const char *basename_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
-}
-
-/** One waiting commit group (AFTER_SYNC) or session (AFTER_COMMIT). A
-    thread that waits owns its waiter (on its stack). A parked session has
-    no thread: its waiter is on the heap (resume set), owned by m_waiters,
-    and whoever takes it out calls resume(arg) under m_mutex and deletes
-    it. */
-struct Waiter {
-  Pos pos;
-  Clock::time_point since;
-  std::condition_variable cv;
-  bool covered = false;
-  strata_park_resume_fn resume = nullptr;
-  void *arg = nullptr;
-};
-
-/* What the ack reader and the dump thread share of one replica
-   connection. Owned by its Replica and, while the ack reader reads it, by
-   the reader too (the Replica may be erased meanwhile). */
-struct ReplicaConnection {
-  ReplicaConnection() = default;
-  ReplicaConnection(const ReplicaConnection &) = delete;
-  ReplicaConnection &operator=(const ReplicaConnection &) = delete;
-  ~ReplicaConnection() {
-    if (fd >= 0) ::close(fd);
-  }
-
-  Vio *vio = nullptr;  // the dump thread's; read only until turn.close()
-  /* The dump thread's THD: a KILL (or the server's shutdown) shuts its Vio
-     down from another thread under its LOCK_thd_data, which is why a TLS
-     read holds that mutex and first checks that the Vio is still open. */
-  THD *thd = nullptr;
-  /* Our own duplicate of the connection's socket, for poll(), recv() and
-     shutdown(). The Vio's descriptor is closed by whoever shuts the Vio
-     down (a KILL does, from the killer's thread, before the dump thread
-     unregisters), and the server's next accept() may be given that number
-     at once; this one stays ours until the last owner lets go. */
-  int fd = -1;
-  /* A blocking socket (no network timeouts): SSL_read only after a poll()
-     said there is input, so that a reader never sleeps in it. */
-  bool poll_before_read = false;
-  ReadTurn turn;     // TLS, or plain TCP without the ack reader
-  AckStream stream;  // read by the turn's holder; plain TCP: the ack reader
-};
-
-struct Replica {
-  std::uint32_t server_id = 0;
-  bool connected = true;  // false after EOF/error on its socket
-  bool has_ack = false;
-  Pos acked;
-  std::uint64_t acks = 0;
-  /* Plain TCP with strata_sync_source_ack_reader = ON: the ack reader
-     thread alone reads the connection, straight from the socket, under
-     m_mutex. Otherwise (TLS) whoever holds conn->turn reads it. */
-  bool reader = false;
-  std::shared_ptr<ReplicaConnection> conn;
-  /* Flagged events sent and not acknowledged yet, with their send time: the
-     ack round trip (Strata_sync_source_ack_rtt_*). Bounded. */
-  std::deque<std::pair<Pos, Clock::time_point>> sent;
-};
-constexpr std::size_t kMaxSentTimes = 4096;
-
-/* Per dump thread: which replica this thread serves (0 = async replica).
-   A binlog dump runs on one OS thread from start to stop. */
-thread_local std::uint64_t tl_replica_id = 0;
-/* Unless the ack reader thread reads all its acks (plain TCP), the
-   connection whose read turn this dump thread holds while it runs (kept
-   alive by its Replica until transmit_stop()). */
-thread_local ReplicaConnection *tl_conn = nullptr;
-thread_local bool tl_last_flagged = false;
-/* The first ack point after what this dump thread sent: the events before
-   it are not flagged, known without m_mutex (strata_sync_next_point.h). */
-thread_local NextAckPoint tl_next_point;
-/* The dump thread's (or our own thread's) scheduling. */
-thread_local RealtimeFollower tl_realtime;
-
-constexpr std::size_t kMaxAckPoints = 1 << 16;
-/* Degraded strong sync resumes when N replicas acknowledged all but at most
-   this many commit groups. */
-constexpr std::size_t kResumeLagGroups = 4;
-
 PSI_stage_info stage_waiting_for_ack = {0, "Waiting for strong-sync ack", 0,
                                         PSI_DOCUMENT_ME};
-
-class Source {
- public:
-  bool start();
-  void stop();
-
-  // Observers.
-  void after_flush(const char *file, my_off_t pos);
-  void after_sync(const char *file, my_off_t pos);
-  void after_commit(Trans_param *param);
-  // The end of a statement (sql/strata_park.h), AFTER_COMMIT.
-  bool defer(THD *thd, strata_park_resume_fn resume, void *arg);
-  void resumed(THD *thd);
-  int transmit_start(Binlog_transmit_param *param, const char *file,
-                     my_off_t pos);
-  void transmit_stop();
-  bool before_send_event(const char *file, my_off_t pos);
-  void reset();
-
-  /** Wakes every waiter to re-read the settings (SET GLOBAL). */
-  void settings_changed();
-  /** Wakes our own threads so they follow the realtime setting now. */
-  void realtime_changed();
-
-  // Status.
-  std::string state();
-  std::string reason();
-  template <class F>
-  auto read(F f) {
-    std::lock_guard<std::mutex> lk(m_mutex);
-    return f(*this);
-  }
-
-  std::uint64_t n_waits = 0, wait_time_us = 0, n_acks = 0, n_timeouts = 0,
-                n_degradations = 0, n_unacked_commits = 0,
-                n_dump_thread_acks = 0;
-  Histogram wait_hist;  // µs per waiting commit group (after_sync)
-  Histogram rtt_hist;   // µs from sending a flagged event to its ack
-  std::atomic<std::size_t> waiting{0};  // also read without m_mutex
-  std::size_t parked = 0;  // waiters of parked sessions (in waiting too)
-  bool quorum_valid = false;
-  Pos quorum;
-  bool degraded = false;
-  std::map<std::uint64_t, Replica> replicas;
-
-  std::size_t connected_count() const {
-    std::size_t n = 0;
-    for (const auto &r : replicas) n += r.second.connected ? 1 : 0;
-    return n;
-  }
-
- private:
-  bool covered(const Pos &p) const { return quorum_valid && p <= quorum; }
-  void recompute_quorum();
-  void release_all_locked();
-  void note_released(const Pos &p, bool by_fail);
-  void enter_degraded(const char *why);
-  bool released(const Pos &p) const {
-    return m_released_valid && p <= m_released_upto;
-  }
-  void wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w);
-  std::multimap<Pos, Waiter *>::iterator finish_parked(
-      std::multimap<Pos, Waiter *>::iterator it);
-  void check_parked_locked();
-  int parked_poll_timeout_ms();
-  bool settle_locked(std::uint32_t thread_id);
-  void publish_sessions() {
-    strata_park_set_sessions(static_cast<long>(m_sessions.size()));
-  }
-  void receiver_loop();
-
- public:
-  void drain_acks();
-  void dump_wait_begin();
-  void dump_wait_end();
-
- private:
-  void read_turn_acks(std::uint64_t id, ReplicaConnection &c,
-                      bool by_dump_thread);
-  void apply_ack(Replica &r, const Pos &got);
-  void read_socket_locked(Replica &r);
-  void lost_locked(Replica &r, const char *why);
-  void wake_receiver();
-
-  std::mutex m_mutex;
-  std::set<Pos> m_ack_points;
-  std::multimap<Pos, Waiter *> m_waiters;
-  /* AFTER_COMMIT: per session (thread id), the end of its last commit that
-     is not settled yet (covered, or released by the policy); the session's
-     next statement status waits for it. */
-  PendingCommits m_sessions;
-  bool m_released_valid = false, m_failed_valid = false;
-  Pos m_released_upto, m_failed_upto;
-  bool m_block_logged = false;
-  std::uint64_t m_next_id = 0;
-  std::atomic<bool> m_have_points{false};
-  /* Bumped when positions start over (RESET BINARY LOGS): dump threads
-     forget the ack point they found (tl_next_point). */
-  std::atomic<std::uint64_t> m_points_generation{1};
-
-  std::thread m_receiver;
-  std::atomic<bool> m_stop{false};
-  int m_pipe[2] = {-1, -1};
-};
+thread_local std::chrono::steady_clock::time_point tl_last_wait_seen;
+const char *kPolicyNames[] = {"block", "fail", "degrade", nullptr};
+const char *kWaitPointNames[] = {"AFTER_SYNC", "AFTER_COMMIT", nullptr};
+bool opt_enabled = false;
+unsigned int opt_replicas = 1;
+unsigned long opt_policy = kBlock;
+unsigned long opt_timeout_ms = 10000;
+bool opt_ack_reader = true;
+unsigned long opt_wait_point = kAfterSync;
+bool opt_realtime_ack_path = true;
+std::atomic<unsigned> g_realtime_generation{1};
+std::atomic<unsigned> g_realtime_refusal_logged{0};
+std::atomic<long long> n_realtime_threads{0};
+thread_local std::uint64_t tl_replica_id = 0;
+thread_local ReplicaConnection *tl_conn = nullptr;
+thread_local bool tl_last_flagged = false;
+thread_local NextAckPoint tl_next_point;
+thread_local RealtimeFollower tl_realtime;
 
 Source *g_source = nullptr;
 
@@ -410,21 +154,20 @@ bool dump_thread_on_ack_path() {
   }
   return now - tl_last_wait_seen < kAckPathLinger;
 }
-
 /* ---- lifecycle --------------------------------------------------------- */
 
 bool Source::start() {
   if (pipe2(m_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     LogPluginErrMsg(ERROR_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: pipe2() for the ack receiver failed: %s",
+                    "strata_sync: pipe2() for the ack reader failed: %s",
                     strerror(errno));
     return true;
   }
   try {
-    m_receiver = std::thread([this] {
+    m_ack_reader = std::thread([this] {
       pthread_setname_np(pthread_self(), "strata_ackread");
       my_thread_init();
-      receiver_loop();
+      ack_reader_loop();
       follow_realtime_setting(tl_realtime, false, "ack reader");
       my_thread_end();
     });
@@ -441,8 +184,8 @@ void Source::stop() {
     std::lock_guard<std::mutex> lk(m_mutex);
     m_stop = true;
   }
-  wake_receiver();
-  if (m_receiver.joinable()) m_receiver.join();
+  wake_ack_reader();
+  if (m_ack_reader.joinable()) m_ack_reader.join();
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     release_all_locked();  // threads see m_stop
@@ -452,7 +195,7 @@ void Source::stop() {
     if (fd >= 0) close(fd), fd = -1;
 }
 
-void Source::wake_receiver() {
+void Source::wake_ack_reader() {
   if (m_pipe[1] >= 0) {
     const char c = 0;
     ssize_t r = write(m_pipe[1], &c, 1);  // full pipe: a wake-up is pending
@@ -464,23 +207,37 @@ void Source::wake_receiver() {
 
 void Source::after_flush(const char *file, my_off_t pos) {
   if (!opt_enabled || file == nullptr || pos == 0) return;
+  // Where this group waits is decided here, once (m_after_commit_points).
+  const bool after_commit = opt_wait_point == kAfterCommit;
+  Pos p{basename_of(file), pos};
   std::lock_guard<std::mutex> lk(m_mutex);
-  m_ack_points.insert(Pos{basename_of(file), pos});
-  if (m_ack_points.size() > kMaxAckPoints)  // a later ack covers it anyway
-    m_ack_points.erase(m_ack_points.begin());
+  if (after_commit) m_after_commit_points.insert(p);
+  m_ledger.add_point(p);
+  if (m_ledger.points().size() > kMaxAckPoints) {  // a later point covers it
+    m_after_commit_points.erase(*m_ledger.points().begin());
+    m_ledger.drop_oldest();
+  }
   m_have_points = true;
 }
 
+/* Needs m_mutex. Whether the commit that ended at p belongs to a group that
+   waits at AFTER_COMMIT: its group's point is the first outstanding point
+   at or after p (points are registered in binary log order). */
+bool Source::group_waits_after_commit(const Pos &p) const {
+  auto it = m_ledger.points().lower_bound(p);
+  return it != m_ledger.points().end() && m_after_commit_points.count(*it);
+}
+
 void Source::after_sync(const char *file, my_off_t pos) {
-  if (!opt_enabled || opt_wait_point == kAfterCommit || file == nullptr ||
-      pos == 0)
-    return;
+  if (!opt_enabled || file == nullptr || pos == 0) return;
   Waiter w;
   w.pos = Pos{basename_of(file), pos};
   std::unique_lock<std::mutex> lk(m_mutex);
   if (covered(w.pos)) return;
   // Flushed before strong sync was enabled: no replica will be asked for it.
-  if (m_ack_points.count(w.pos) == 0) return;
+  if (m_ledger.points().count(w.pos) == 0) return;
+  // The group waits at the end of its statements instead (after_commit).
+  if (m_after_commit_points.count(w.pos) != 0) return;
   if (degraded) {
     note_released(w.pos, false);
     return;
@@ -497,7 +254,7 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
   THD_ENTER_COND(thd, nullptr, nullptr, &stage_waiting_for_ack, &old_stage);
 
   w.since = Clock::now();
-  m_waiters.emplace(w.pos, &w);
+  m_waiters.add(&w);
   n_waits++;
   waiting++;
   // Tell the connection handler (a thread pool) that this session blocks, so
@@ -549,15 +306,8 @@ void Source::wait_in_thread(std::unique_lock<std::mutex> &lk, Waiter &w) {
     }
     w.cv.wait_until(lk, std::min(deadline, now + std::chrono::seconds(1)));
   }
-  // A covered waiter was erased by whoever covered it.
-  if (!w.covered) {
-    auto range = m_waiters.equal_range(w.pos);
-    for (auto it = range.first; it != range.second; ++it)
-      if (it->second == &w) {
-        m_waiters.erase(it);
-        break;
-      }
-  }
+  // A covered waiter was taken out by whoever covered it.
+  if (!w.covered) m_waiters.remove(&w);
   waiting--;
   const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
                           Clock::now() - w.since)
@@ -579,13 +329,15 @@ void Source::after_commit(Trans_param *param) {
   {
     std::lock_guard<std::mutex> lk(m_mutex);
     const Pos p{basename_of(param->log_file), param->log_pos};
-    if (opt_wait_point == kAfterCommit && opt_enabled && !released(p)) {
+    // Not the setting now: where this commit's group was told to wait when
+    // it was flushed. A group after_sync() let through because it waits at
+    // AFTER_COMMIT is recorded here even if the setting changed since.
+    if (opt_enabled && !released(p) && !covered(p) &&
+        group_waits_after_commit(p)) {
       // AFTER_COMMIT: the session's statement status waits (defer()). Runs
       // on the group leader's thread for every session of the group.
       // Replication appliers send no statement status: nothing to hold.
-      if (covered(p) || param->rpl_channel_type != NO_CHANNEL_INFO) return;
-      // No ack point at or after p: flushed before strong sync was enabled.
-      if (m_ack_points.lower_bound(p) == m_ack_points.end()) return;
+      if (param->rpl_channel_type != NO_CHANNEL_INFO) return;
       if (degraded) {
         n_unacked_commits++;
         return;
@@ -645,13 +397,13 @@ bool Source::defer(THD *thd, strata_park_resume_fn resume, void *arg) {
       w->since = Clock::now();
       w->resume = resume;
       w->arg = arg;
-      m_waiters.emplace(p, w);
+      m_waiters.add(w);
       n_waits++;
       waiting++;
       parked++;
       // The ack reader also fires the policy's timeout for parked sessions:
       // let it shorten its poll() to the new deadline.
-      if (opt_policy != kBlock) wake_receiver();
+      if (opt_policy != kBlock) wake_ack_reader();
       return true;
     }
     // No pool worker that can park (one thread per connection): wait here.
@@ -672,13 +424,10 @@ void Source::resumed(THD *thd) {
   if (fail) raise_not_acknowledged(thd);
 }
 
-/* Takes a parked session's waiter out and hands the session back to the
-   pool. Needs m_mutex (which also orders it with the pool's own parking,
-   see resume_parked in plugin/strata_pool). */
-std::multimap<Pos, Waiter *>::iterator Source::finish_parked(
-    std::multimap<Pos, Waiter *>::iterator it) {
-  Waiter *w = it->second;
-  it = m_waiters.erase(it);
+/* Hands a parked session, already taken out of m_waiters, back to the
+   pool and frees its waiter. Needs m_mutex (which also orders it with the
+   pool's own parking, see resume_parked in plugin/strata_pool). */
+void Source::finish_parked(Waiter *w) {
   waiting--;
   parked--;
   const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -688,14 +437,15 @@ std::multimap<Pos, Waiter *>::iterator Source::finish_parked(
   wait_hist.add(static_cast<std::uint64_t>(waited));
   w->resume(w->arg);
   delete w;
-  return it;
 }
 
 /* What the waiting loop of wait_in_thread() does for a thread, for the
    parked sessions, which have none: the policy's timeout, a disable, a
    degrade, shutdown and uninstall release them. Called by the ack reader
    after every poll() (which it bounds by the next deadline) and on every
-   change of settings. Needs m_mutex. */
+   change of settings. Looks at the parked sessions longest waiting first
+   and stops at the first whose deadline has not come: with thousands
+   parked, a check costs the sessions it releases plus one. Needs m_mutex. */
 void Source::check_parked_locked() {
   if (parked == 0) return;
   const auto now = Clock::now();
@@ -708,51 +458,49 @@ void Source::check_parked_locked() {
                     parked);
     release_all = true;
   }
-  for (auto it = m_waiters.begin(); it != m_waiters.end();) {
-    Waiter *w = it->second;
-    if (w->resume == nullptr) {
-      ++it;
-      continue;
+  const auto expired = [&](const Waiter *w) {
+    return now >= w->since + timeout;
+  };
+  if (!release_all) {
+    const Waiter *oldest = m_waiters.oldest_parked();
+    if (oldest == nullptr || !expired(oldest)) return;
+    if (opt_policy == kBlock) {
+      if (!m_block_logged) {
+        m_block_logged = true;
+        LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+                        "strata_sync: commits blocked for %lu ms: %s",
+                        opt_timeout_ms, reason().c_str());
+      }
+      return;
     }
-    bool by_fail = false;
-    if (!release_all) {
-      if (now < w->since + timeout) {
-        ++it;
-        continue;
-      }
-      if (opt_policy == kBlock) {
-        if (!m_block_logged) {
-          m_block_logged = true;
-          LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                          "strata_sync: commits blocked for %lu ms: %s",
-                          opt_timeout_ms, reason().c_str());
-        }
-        ++it;
-        continue;
-      }
-      if (opt_policy == kDegrade) {
-        enter_degraded("no acknowledgement within strata_sync_source_timeout");
-        release_all = true;
-        it = m_waiters.begin();
-        continue;
-      }
-      n_timeouts++;
-      by_fail = true;
+    if (opt_policy == kDegrade) {
+      enter_degraded("no acknowledgement within strata_sync_source_timeout");
+      release_all = true;
     }
-    note_released(w->pos, by_fail);
-    it = finish_parked(it);
   }
+  if (release_all) {
+    m_waiters.take_parked_while([](const Waiter *) { return true; },
+                                [this](Waiter *w) {
+                                  note_released(w->pos, false);
+                                  finish_parked(w);
+                                });
+    return;
+  }
+  m_waiters.take_parked_while(expired, [this](Waiter *w) {
+    n_timeouts++;
+    note_released(w->pos, true);
+    finish_parked(w);
+  });
 }
 
 /* How long the ack reader may sleep in poll(): until the next parked
    session's deadline under fail/degrade, at most a second. Needs m_mutex. */
 int Source::parked_poll_timeout_ms() {
-  if (parked == 0 || opt_policy == kBlock) return 1000;
-  auto first = Clock::time_point::max();
-  for (const auto &w : m_waiters)
-    if (w.second->resume != nullptr) first = std::min(first, w.second->since);
+  const Waiter *oldest = m_waiters.oldest_parked();
+  if (oldest == nullptr || opt_policy == kBlock) return 1000;
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        first + std::chrono::milliseconds(opt_timeout_ms) -
+                        oldest->since +
+                        std::chrono::milliseconds(opt_timeout_ms) -
                         Clock::now())
                         .count();
   return static_cast<int>(std::clamp<long long>(left + 1, 0, 1000));
@@ -776,17 +524,21 @@ void Source::enter_degraded(const char *why) {
                   "(strata_sync_source_policy=degrade): %s; %s. Commits no "
                   "longer wait until %u replica(s) acknowledge again.",
                   why, reason().c_str(), opt_replicas);
-  for (auto &w : m_waiters) w.second->cv.notify_one();
+  release_all_locked();
 }
 
+/* Wakes every waiting thread to re-check (settings, degrade, shutdown);
+   parked sessions are settled by check_parked_locked(). Rare: it may look
+   at every waiter. */
 void Source::release_all_locked() {
-  for (auto &w : m_waiters) w.second->cv.notify_one();
+  m_waiters.for_each_thread([](Waiter *w) { w->cv.notify_one(); });
 }
 
 void Source::settings_changed() {
   std::lock_guard<std::mutex> lk(m_mutex);
   if (!opt_enabled) {
-    m_ack_points.clear();
+    m_ledger.clear_points();
+    m_after_commit_points.clear();
     m_have_points = false;
     degraded = false;
   }
@@ -795,23 +547,22 @@ void Source::settings_changed() {
   check_parked_locked();
 }
 
-void Source::realtime_changed() { wake_receiver(); }
+void Source::realtime_changed() { wake_ack_reader(); }
 
 /* ---- acks and the quorum ----------------------------------------------- */
 
+/* Moves the quorum over the outstanding points that enough replica servers
+   hold (AckLedger::advance: the points passed plus one, never the waiters)
+   and releases exactly the waiters and sessions it covers. */
 void Source::recompute_quorum() {
-  std::vector<Pos> acked;
-  for (const auto &r : replicas)
-    if (r.second.connected && r.second.has_ack) acked.push_back(r.second.acked);
-  Pos q;
-  if (!quorum_position(std::move(acked), opt_replicas, &q)) return;
-  if (quorum_valid && q <= quorum) return;
-  quorum = q;
+  const std::optional<Pos> q = m_ledger.advance(opt_replicas);
+  if (!q || (quorum_valid && *q <= quorum)) return;
+  quorum = *q;
   quorum_valid = true;
 
-  m_ack_points.erase(m_ack_points.begin(), m_ack_points.upper_bound(quorum));
-  m_have_points = !m_ack_points.empty();
-  // Wake only the waiters this ack covers.
+  m_after_commit_points.erase(m_after_commit_points.begin(),
+                              m_after_commit_points.upper_bound(quorum));
+  m_have_points = !m_ledger.points().empty();
   // Sessions whose commit is covered now need not look at us at the end of
   // their statement (a commit that reaches no statement status, as one of
   // the event scheduler, would otherwise stay here).
@@ -820,16 +571,14 @@ void Source::recompute_quorum() {
     publish_sessions();
   }
   // Parked sessions go back to the pool (resume); threads are notified.
-  for (auto it = m_waiters.begin();
-       it != m_waiters.end() && it->first <= quorum;) {
-    if (it->second->resume != nullptr) {
-      it = finish_parked(it);
-      continue;
+  m_waiters.take_covered(quorum, [this](Waiter *w) {
+    if (w->parked()) {
+      finish_parked(w);
+      return;
     }
-    it->second->covered = true;
-    it->second->cv.notify_one();
-    it = m_waiters.erase(it);
-  }
+    w->covered = true;
+    w->cv.notify_one();
+  });
   if (m_waiters.empty() && m_block_logged) {
     m_block_logged = false;
     LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
@@ -842,7 +591,7 @@ void Source::recompute_quorum() {
   // new group is always in flight, so "nothing unacknowledged" may never be
   // seen; resuming a few groups behind only makes the next commits wait for
   // those few acks.
-  if (degraded && m_ack_points.size() <= kResumeLagGroups) {
+  if (degraded && m_ledger.points().size() <= kResumeLagGroups) {
     degraded = false;
     LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
                     "strata_sync: strong sync RESUMED: %u replica(s) caught up "
@@ -850,276 +599,6 @@ void Source::recompute_quorum() {
                     opt_replicas, quorum.file.c_str(),
                     (unsigned long long)quorum.pos);
   }
-}
-
-/* The ack reader thread. Plain-TCP replicas (Replica::reader): polls their
-   sockets for input and reads every ack as it arrives (read_socket_locked),
-   so an ack never waits for the dump thread, and a batch of acks read in
-   one round moves the quorum once. TLS replicas: polls their sockets for
-   input while their dump thread waits (the read turn is given) or while
-   no input is marked seen; on input it takes the turn and reads the acks
-   (read_turn_acks), or, if the dump thread has it, marks the input seen
-   for the dump thread and stops watching the input until the dump thread
-   has read it (it wakes this thread then, and when it gives the turn with
-   input marked). Every socket is polled for hang-up, so a stopped replica
-   shows at once. */
-void Source::receiver_loop() {
-  std::vector<pollfd> fds;
-  std::vector<std::uint64_t> ids;
-  std::vector<std::pair<std::uint64_t, std::shared_ptr<ReplicaConnection>>>
-      turn_reads;
-  while (!m_stop) {
-    follow_realtime_setting(tl_realtime, opt_realtime_ack_path,
-                            "ack reader");
-    fds.clear();
-    ids.clear();
-    fds.push_back({m_pipe[0], POLLIN, 0});
-    ids.push_back(0);
-    int timeout_ms = 1000;
-    {
-      std::lock_guard<std::mutex> lk(m_mutex);
-      for (const auto &r : replicas)
-        if (r.second.connected) {
-          const ReadTurn &turn = r.second.conn->turn;
-          const bool watch_input = r.second.reader ||
-                                   !turn.input_seen.load() || turn.given();
-          fds.push_back(
-              {r.second.conn->fd,
-               static_cast<short>(watch_input ? POLLIN | POLLRDHUP : POLLRDHUP),
-               0});
-          ids.push_back(r.first);
-        }
-      timeout_ms = parked_poll_timeout_ms();
-    }
-    const int n = poll(fds.data(), fds.size(), timeout_ms);
-    {
-      std::lock_guard<std::mutex> lk(m_mutex);
-      check_parked_locked();
-    }
-    if (n < 0 && errno != EINTR) {
-      LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                      "strata_sync: poll() in the ack reader failed: %s",
-                      strerror(errno));
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      continue;
-    }
-    if (n <= 0) continue;
-    if (fds[0].revents) {
-      char buf[64];
-      while (::read(m_pipe[0], buf, sizeof(buf)) > 0) {
-      }
-    }
-    turn_reads.clear();
-    {
-      std::lock_guard<std::mutex> lk(m_mutex);
-      bool acked = false;
-      for (std::size_t i = 1; i < fds.size(); i++) {
-        if (fds[i].revents == 0) continue;
-        // Registered under m_mutex: its dump thread has not left, so the fd
-        // is still this replica's connection.
-        auto it = replicas.find(ids[i]);
-        if (it == replicas.end() || !it->second.connected) continue;
-        Replica &r = it->second;
-        if (r.reader) {
-          const std::uint64_t before = r.acks;
-          read_socket_locked(r);  // also notices EOF and errors
-          acked |= r.acks != before;
-          continue;
-        }
-        if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
-          lost_locked(r, AckStream::kClosedWhy);
-          continue;
-        }
-        if (fds[i].revents & POLLIN) turn_reads.emplace_back(it->first, r.conn);
-      }
-      if (acked) recompute_quorum();
-    }
-    for (auto &[id, conn] : turn_reads) {
-      if (conn->turn.try_take()) {
-        read_turn_acks(id, *conn, false);
-        conn->turn.give_back();
-      } else {
-        conn->turn.input_seen.store(true);  // the dump thread reads it
-      }
-    }
-  }
-}
-
-/* One SSL_read of an open TLS connection that does not block. */
-ReadResult ssl_read_open(ReplicaConnection &c, unsigned char *buf,
-                         std::size_t capacity, std::size_t *n) {
-  SSL *ssl = static_cast<SSL *>(c.vio->ssl_arg);
-  if (c.poll_before_read && SSL_pending(ssl) == 0) {
-    pollfd p{c.fd, POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0) return ReadResult::kWouldBlock;
-  }
-  ERR_clear_error();
-  const int got = SSL_read(ssl, buf, static_cast<int>(capacity));
-  if (got > 0) {
-    *n = static_cast<std::size_t>(got);
-    return ReadResult::kBytes;
-  }
-  switch (SSL_get_error(ssl, got)) {
-    case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:
-      return ReadResult::kWouldBlock;
-    case SSL_ERROR_ZERO_RETURN:
-      return ReadResult::kClosed;
-    default:
-      ERR_clear_error();
-      return ReadResult::kFailed;
-  }
-}
-
-/* The holder of c's read turn, TLS. SSL_read goes through the Vio's own
-   descriptor and SSL session, both of which a KILL of the dump thread
-   tears down from the killer's thread (THD::shutdown_active_vio:
-   SSL_shutdown, then the socket is shut down and closed) while the turn
-   may be ours. The killer holds the dump thread's LOCK_thd_data for that,
-   so we read under it and only while the Vio is open: never at the same
-   time as SSL_shutdown, never from a closed (maybe already reused)
-   descriptor. Lock order: the turn, then LOCK_thd_data; no thread holding
-   LOCK_thd_data waits for a turn. The lock is held for one non-blocking
-   read, which the killer waits for at most. */
-ReadResult read_tls(ReplicaConnection &c, unsigned char *buf,
-                    std::size_t capacity, std::size_t *n) {
-  mysql_mutex_lock(&c.thd->LOCK_thd_data);
-  const ReadResult result = c.vio->inactive
-                                ? ReadResult::kClosed
-                                : ssl_read_open(c, buf, capacity, n);
-  mysql_mutex_unlock(&c.thd->LOCK_thd_data);
-  return result;
-}
-
-/* One read of a replica connection that does not block: SSL_read on TLS
-   (by the holder of the read turn), recv() on plain TCP (from our own
-   descriptor: after a KILL it reads the end of the connection, never
-   another one's bytes). */
-ReadResult read_connection(ReplicaConnection &c, unsigned char *buf,
-                           std::size_t capacity, std::size_t *n) {
-  if (vio_type(c.vio) == VIO_TYPE_SSL) return read_tls(c, buf, capacity, n);
-  for (;;) {
-    const ssize_t got = ::recv(c.fd, buf, capacity, MSG_DONTWAIT);
-    if (got > 0) {
-      *n = static_cast<std::size_t>(got);
-      return ReadResult::kBytes;
-    }
-    if (got == 0) return ReadResult::kClosed;
-    if (errno == EINTR) continue;
-    // EWOULDBLOCK == EAGAIN on Linux.
-    return errno == EAGAIN ? ReadResult::kWouldBlock : ReadResult::kFailed;
-  }
-}
-
-/* m_mutex held: replica r can carry no more acks (EOF, a read error,
-   COM_QUIT, a malformed packet); it no longer counts. After garbage the
-   socket is shut down, so that its dump thread ends at its next write. */
-void Source::lost_locked(Replica &r, const char *why) {
-  if (!r.connected) return;
-  r.connected = false;
-  if (AckStream::orderly_end(why))
-    LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: replica server_id %u closed its "
-                    "connection",
-                    r.server_id);
-  else
-    LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: no more acks from replica server_id %u (%s)",
-                    r.server_id, why);
-  if (!AckStream::orderly_end(why)) ::shutdown(r.conn->fd, SHUT_RDWR);
-}
-
-/* Ack reader, m_mutex held, r.reader: reads what the socket holds without
-   blocking (the dump thread never reads this socket) and applies each ack;
-   the caller recomputes the quorum once. */
-void Source::read_socket_locked(Replica &r) {
-  ReplicaConnection &c = *r.conn;
-  bool short_read = false;  // the socket is drained: spare a recv()
-  const char *bad = c.stream.read_available(
-      [&](unsigned char *buf, std::size_t cap, std::size_t *n) {
-        if (short_read) return ReadResult::kWouldBlock;
-        const ReadResult got = read_connection(c, buf, cap, n);
-        short_read = got == ReadResult::kBytes && *n < cap;
-        return got;
-      },
-      [&](const Pos &p) { apply_ack(r, p); });
-  if (bad != nullptr) lost_locked(r, bad);
-}
-
-/* The holder of c's read turn (its dump thread, or the ack reader that took
-   it): reads what arrived without blocking and applies the acks to replica
-   id, moving the quorum once. */
-void Source::read_turn_acks(std::uint64_t id, ReplicaConnection &c,
-                            bool by_dump_thread) {
-  thread_local std::vector<Pos> got;
-  got.clear();
-  c.turn.input_seen.store(false);  // before the read: later input is seen
-  const char *bad = c.stream.read_available(
-      [&c](unsigned char *buf, std::size_t cap, std::size_t *n) {
-        return read_connection(c, buf, cap, n);
-      },
-      [](const Pos &p) { got.push_back(p); });
-  std::lock_guard<std::mutex> lk(m_mutex);
-  auto it = replicas.find(id);
-  if (it == replicas.end()) return;
-  Replica &r = it->second;
-  for (const Pos &p : got) apply_ack(r, p);
-  if (by_dump_thread) n_dump_thread_acks += got.size();
-  if (bad != nullptr) lost_locked(r, bad);
-  if (!got.empty() || bad != nullptr) recompute_quorum();
-}
-
-/* m_mutex held: one ack from replica r (does not recompute the quorum). */
-void Source::apply_ack(Replica &r, const Pos &got) {
-  if (!r.has_ack || r.acked < got) r.acked = got;
-  r.has_ack = true;
-  r.acks++;
-  n_acks++;
-  if (r.sent.empty() || got < r.sent.front().first) return;
-  const auto now = Clock::now();
-  while (!r.sent.empty() && r.sent.front().first <= got) {
-    rtt_hist.add(static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(
-            now - r.sent.front().second)
-            .count()));
-    r.sent.pop_front();
-  }
-}
-
-/* Dump thread holding its read turn, before it builds a packet: read the
-   acks the ack reader saw arrive while this thread had the turn: acks of
-   groups sent meanwhile, heartbeat acks (a heartbeat after skipped
-   transactions, GTID auto-position, covers commits the replica already had
-   but never acknowledged: it stopped between the relay-log write and the
-   ack), and acks that must not pile up in the socket of an idle replica.
-   Only once the ack reader saw input (ReadTurn::input_seen): a read per
-   packet would cost more than the rest of our work per event. The read
-   does not touch the connection's NET, so unflushed output stays as it
-   is. Then the ack reader watches the input again. */
-void Source::drain_acks() {
-  ReplicaConnection *c = tl_conn;
-  if (c == nullptr || !c->turn.input_seen.load()) return;
-  read_turn_acks(tl_replica_id, *c, true);
-  wake_receiver();
-}
-
-/* Dump thread, about to wait for the binary log to grow (its output
-   flushed): reads what was marked seen, then gives the read turn to the
-   ack reader. The ack reader does not watch the input of a socket whose
-   input is marked seen while the turn is taken: wake it to watch again if
-   this thread read that input, or if input was marked meanwhile. */
-void Source::dump_wait_begin() {
-  ReplicaConnection *c = tl_conn;
-  if (c == nullptr) return;
-  const bool read = c->turn.input_seen.load();
-  if (read) read_turn_acks(tl_replica_id, *c, true);
-  c->turn.give();
-  if (read || c->turn.input_seen.load()) wake_receiver();
-}
-
-/* Dump thread, back from the wait (or about to send a heartbeat from it). */
-void Source::dump_wait_end() {
-  if (tl_conn != nullptr) tl_conn->turn.take();
 }
 
 /* ---- dump threads ------------------------------------------------------ */
@@ -1135,6 +614,19 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
   }
   THD *thd = current_thd;
   NET *net = thd->get_protocol_classic()->get_net();
+  // The replica's server UUID (its receiver sets it, as the server's own
+  // zombie dump check reads it): one vote per server in the quorum.
+  ReplicaIdentity identity;
+  identity.server_id = param->server_id;
+  for (const char *name : {"replica_uuid", "slave_uuid"}) {
+    char uuid[64] = "";
+    int uuid_null = 1;
+    if (get_user_var_str(name, uuid, sizeof(uuid), 0, &uuid_null) == 0 &&
+        !uuid_null && uuid[0] != '\0') {
+      identity.uuid = uuid;
+      break;
+    }
+  }
   const char *refuse = nullptr;
   if (version != wire::kProtocolVersion)
     refuse = "unsupported strong-sync protocol version";
@@ -1172,19 +664,26 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
     tl_replica_id = ++m_next_id;
     Replica &r = replicas[tl_replica_id];
     r.server_id = param->server_id;
+    r.identity = identity;
+    r.server = m_ledger.server(identity);
     r.reader = reader;
     r.conn = conn;
     tl_conn = reader ? nullptr : conn.get();
-    // A replica asking from (file, pos) has everything before it. With GTID
-    // auto-position there is no file; its first heartbeat ack says the same.
-    if (file != nullptr && *file != '\0' && pos > 4) {
-      r.acked = Pos{basename_of(file), pos};
-      r.has_ack = true;
+    // A replica asking from (file, pos) claims everything before it. That
+    // counts only for the groups this source sent it before (its last
+    // connection broke after it wrote them, before their acks arrived):
+    // never for a group it was not sent (AckLedger::confirm).
+    if (file != nullptr && *file != '\0' &&
+        m_ledger.confirm(r.server, Pos{basename_of(file), pos}) > 0)
       recompute_quorum();
-    }
   }
   tl_last_flagged = false;
-  wake_receiver();
+  // A new dump starts over: this OS thread may have served another dump
+  // (the server caches threads) and remember a point after positions this
+  // one will send, which would then go unflagged and, unflagged, count as
+  // not sent to this replica (AckLedger).
+  tl_next_point = NextAckPoint();
+  wake_ack_reader();
   param->set_observe_flag();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                   "strata_sync: strong-sync replica server_id %u connected "
@@ -1214,7 +713,7 @@ void Source::transmit_stop() {
   tl_conn = nullptr;
   // The thread goes back to the server (a pool worker serves others next).
   follow_realtime_setting(tl_realtime, false, "dump thread");
-  wake_receiver();
+  wake_ack_reader();
   LogPluginErrMsg(INFORMATION_LEVEL, ER_LOG_PRINTF_MSG,
                   "strata_sync: strong-sync replica server_id %u disconnected",
                   server_id);
@@ -1227,9 +726,14 @@ bool Source::before_send_event(const char *file, my_off_t pos) {
       m_points_generation.load(std::memory_order_acquire);
   if (tl_next_point.before(p, generation)) return false;
   std::lock_guard<std::mutex> lk(m_mutex);
-  if (!tl_next_point.lookup(m_ack_points, p, generation)) return false;
+  if (!tl_next_point.lookup(m_ledger.points(), p, generation)) return false;
   auto it = replicas.find(tl_replica_id);
   if (it != replicas.end()) {
+    // Sent to this replica: its acks may count for it from now on. Not if
+    // its connection is known to be gone (the bytes go nowhere): a claim it
+    // makes on its next connection must not count for this point.
+    it->second.last_flagged = p;
+    if (it->second.connected) m_ledger.sent(it->second.server, p);
     auto &sent = it->second.sent;
     if (sent.size() >= kMaxSentTimes) sent.pop_front();
     sent.emplace_back(std::move(p), Clock::now());
@@ -1239,7 +743,8 @@ bool Source::before_send_event(const char *file, my_off_t pos) {
 
 void Source::reset() {
   std::lock_guard<std::mutex> lk(m_mutex);
-  m_ack_points.clear();
+  m_ledger.clear();
+  m_after_commit_points.clear();
   m_points_generation.fetch_add(1, std::memory_order_release);
   m_have_points = false;
   quorum_valid = false;
@@ -1247,55 +752,30 @@ void Source::reset() {
   degraded = false;
   for (auto &r : replicas) {
     r.second.has_ack = false;
+    r.second.last_flagged.reset();
+    r.second.server = m_ledger.server(r.second.identity);
     r.second.sent.clear();
   }
   if (!m_waiters.empty()) {
-    for (auto &w : m_waiters) note_released(w.first, false);
-    release_all_locked();
-    for (auto it = m_waiters.begin(); it != m_waiters.end();)
-      it = it->second->resume != nullptr ? finish_parked(it) : std::next(it);
+    // Released unacknowledged: the positions they wait for are gone.
+    // Threads are woken (and covered by the new log's quorum, as before);
+    // parked sessions resume now.
+    m_waiters.for_each_thread([this](Waiter *w) {
+      note_released(w->pos, false);
+      w->cv.notify_one();
+    });
+    m_waiters.take_parked_while([](const Waiter *) { return true; },
+                                [this](Waiter *w) {
+                                  note_released(w->pos, false);
+                                  finish_parked(w);
+                                });
   }
   // Positions start again: no session waits for one of the old log.
   n_unacked_commits += m_sessions.clear();
   publish_sessions();
 }
 
-/* ---- status ------------------------------------------------------------ */
-
-/* Called with m_mutex held. */
-std::string Source::reason() {
-  char buf[512];
-  const std::size_t connected = connected_count();
-  if (!opt_enabled) return "strata_sync_source_enabled is OFF";
-  if (connected < opt_replicas)
-    snprintf(buf, sizeof(buf),
-             "%zu of %u required strong-sync replicas connected", connected,
-             opt_replicas);
-  else if (!m_waiters.empty())
-    snprintf(buf, sizeof(buf),
-             "%zu commit group(s) waiting for %u replica(s) to acknowledge "
-             "%s:%llu; acknowledged up to %s:%llu",
-             m_waiters.size(), opt_replicas,
-             m_waiters.begin()->first.file.c_str(),
-             (unsigned long long)m_waiters.begin()->first.pos,
-             quorum_valid ? quorum.file.c_str() : "(none)",
-             (unsigned long long)(quorum_valid ? quorum.pos : 0));
-  else
-    return "";
-  return buf;
-}
-
-/* Called with m_mutex held. */
-std::string Source::state() {
-  if (!opt_enabled) return "OFF";
-  if (degraded) return "DEGRADED";
-  if (m_waiters.empty()) return "ON";
-  Clock::time_point oldest = Clock::now();
-  for (const auto &w : m_waiters) oldest = std::min(oldest, w.second->since);
-  return Clock::now() - oldest >= std::chrono::milliseconds(opt_timeout_ms)
-             ? "BLOCKED"
-             : "WAITING";
-}
+namespace {
 
 /* ---- observers --------------------------------------------------------- */
 
@@ -1417,16 +897,78 @@ void update_and_notify(MYSQL_THD, SYS_VAR *, void *ptr, const void *val) {
   if (g_source) g_source->settings_changed();
 }
 
+/* Changes of what strong sync promises are written to the error log, with
+   who made them (SYSTEM level: logged whatever log_error_verbosity says):
+   turning it on or off, the number of replicas, the policy. An audit after
+   a lost commit starts there. (Not the wait point: a switch of it keeps
+   every guarantee but visibility, and tests switch it thousands of
+   times.) */
+std::string who_sets(MYSQL_THD thd) {
+  if (thd == nullptr) return "the server";
+  const Security_context *sctx = thd->security_context();
+  return "'" + std::string(sctx->priv_user().str) + "'@'" +
+         std::string(sctx->priv_host().str) + "'";
+}
+
+void update_enabled(MYSQL_THD thd, SYS_VAR *, void *ptr, const void *val) {
+  const bool was = opt_enabled, now = *static_cast<const bool *>(val);
+  *static_cast<bool *>(ptr) = now;
+  if (was != now) {
+    if (now)
+      LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: strong sync turned ON by %s "
+                      "(strata_sync_source_enabled): commits wait for %u "
+                      "replica(s), policy %s",
+                      who_sets(thd).c_str(), opt_replicas,
+                      kPolicyNames[opt_policy]);
+    else
+      LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                      "strata_sync: strong sync turned OFF by %s "
+                      "(strata_sync_source_enabled): commits no longer wait "
+                      "for replicas, and commits waiting now are released "
+                      "without acknowledgement",
+                      who_sets(thd).c_str());
+  }
+  if (g_source) g_source->settings_changed();
+}
+
+void update_replicas(MYSQL_THD thd, SYS_VAR *, void *ptr, const void *val) {
+  const unsigned was = opt_replicas, now = *static_cast<const unsigned *>(val);
+  *static_cast<unsigned *>(ptr) = now;
+  if (was != now)
+    LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: strata_sync_source_replicas %s from %u to "
+                    "%u by %s: a commit returns once %u replica server(s) "
+                    "hold it",
+                    now < was ? "lowered" : "raised", was, now,
+                    who_sets(thd).c_str(), now);
+  if (g_source) g_source->settings_changed();
+}
+
+void update_policy(MYSQL_THD thd, SYS_VAR *, void *ptr, const void *val) {
+  const unsigned long was = opt_policy,
+                      now = *static_cast<const unsigned long *>(val);
+  *static_cast<unsigned long *>(ptr) = now;
+  if (was != now)
+    LogPluginErrMsg(SYSTEM_LEVEL, ER_LOG_PRINTF_MSG,
+                    "strata_sync: strata_sync_source_policy changed from %s "
+                    "to %s by %s",
+                    kPolicyNames[was], kPolicyNames[now],
+                    who_sets(thd).c_str());
+  if (g_source) g_source->settings_changed();
+}
+
 MYSQL_SYSVAR_BOOL(enabled, opt_enabled, PLUGIN_VAR_OPCMDARG,
                   "Strong sync on this source: commits wait until "
                   "strata_sync_source_replicas replicas hold them in their "
                   "relay log (AFTER_SYNC).",
-                  nullptr, update_and_notify<bool>, false);
+                  nullptr, update_enabled, false);
 
 MYSQL_SYSVAR_UINT(replicas, opt_replicas, PLUGIN_VAR_OPCMDARG,
-                  "Number of replicas that must acknowledge a transaction "
-                  "before it commits.",
-                  nullptr, update_and_notify<unsigned int>, 1, 1, 64, 1);
+                  "Number of replica servers that must acknowledge a "
+                  "transaction before it commits (connections of one "
+                  "replica count once).",
+                  nullptr, update_replicas, 1, 1, 64, 1);
 
 TYPELIB policy_typelib = {array_elements(kPolicyNames) - 1, "", kPolicyNames,
                           nullptr};
@@ -1436,8 +978,7 @@ MYSQL_SYSVAR_ENUM(policy, opt_policy, PLUGIN_VAR_OPCMDARG,
                   "strata_sync_source_timeout ms) or degrade (switch to "
                   "asynchronous replication after the timeout, loudly, until "
                   "replicas catch up).",
-                  nullptr, update_and_notify<unsigned long>, kBlock,
-                  &policy_typelib);
+                  nullptr, update_policy, kBlock, &policy_typelib);
 
 MYSQL_SYSVAR_ULONG(timeout, opt_timeout_ms, PLUGIN_VAR_OPCMDARG,
                    "Milliseconds a commit waits before the policy acts (fail, "
@@ -1492,263 +1033,6 @@ SYS_VAR *system_vars[] = {MYSQL_SYSVAR(enabled),    MYSQL_SYSVAR(replicas),
                           MYSQL_SYSVAR(policy),     MYSQL_SYSVAR(timeout),
                           MYSQL_SYSVAR(ack_reader), MYSQL_SYSVAR(wait_point),
                           MYSQL_SYSVAR(realtime_ack_path), nullptr};
-
-int show_string(SHOW_VAR *var, char *buf, const std::string &s) {
-  var->type = SHOW_CHAR;
-  var->value = buf;
-  snprintf(buf, SHOW_VAR_FUNC_BUFF_SIZE, "%s", s.c_str());
-  return 0;
-}
-
-int show_number(SHOW_VAR *var, char *buf, std::uint64_t v) {
-  var->type = SHOW_LONGLONG;
-  var->value = buf;
-  *reinterpret_cast<long long *>(buf) = static_cast<long long>(v);
-  return 0;
-}
-
-/* Longer than SHOW_VAR_FUNC_BUFF_SIZE: a per-thread buffer, which SHOW
-   STATUS copies before this thread calls again. */
-int show_long_string(SHOW_VAR *var, char *, const std::string &s) {
-  thread_local std::string keep;
-  keep = s;
-  var->type = SHOW_CHAR;
-  var->value = const_cast<char *>(keep.c_str());
-  return 0;
-}
-
-#define STRATA_SHOW(name, kind, expr)                                  \
-  int show_##name(MYSQL_THD, SHOW_VAR *var, char *buf) {               \
-    return show_##kind(var, buf, g_source->read([](Source &s) {        \
-      return expr;                                                     \
-    }));                                                               \
-  }
-
-STRATA_SHOW(state, string, s.state())
-STRATA_SHOW(reason, string, s.reason())
-STRATA_SHOW(replicas_connected, number, (std::uint64_t)s.connected_count())
-STRATA_SHOW(acked_file, string,
-            s.quorum_valid ? s.quorum.file : std::string())
-STRATA_SHOW(acked_pos, number, s.quorum_valid ? s.quorum.pos : 0)
-STRATA_SHOW(waits, number, s.n_waits)
-STRATA_SHOW(wait_time_us, number, s.wait_time_us)
-STRATA_SHOW(waiting_sessions, number, (std::uint64_t)s.waiting)
-STRATA_SHOW(parked_sessions, number, (std::uint64_t)s.parked)
-STRATA_SHOW(acks, number, s.n_acks)
-STRATA_SHOW(timeouts, number, s.n_timeouts)
-STRATA_SHOW(degradations, number, s.n_degradations)
-STRATA_SHOW(unacked_commits, number, s.n_unacked_commits)
-STRATA_SHOW(wait_avg_us, number,
-            s.wait_hist.count() ? s.wait_hist.sum() / s.wait_hist.count() : 0)
-STRATA_SHOW(wait_p50_us, number, s.wait_hist.quantile(0.5))
-STRATA_SHOW(wait_p99_us, number, s.wait_hist.quantile(0.99))
-STRATA_SHOW(wait_max_us, number, s.wait_hist.max())
-STRATA_SHOW(wait_histogram, long_string, s.wait_hist.to_string())
-STRATA_SHOW(ack_rtts, number, s.rtt_hist.count())
-STRATA_SHOW(ack_rtt_time_us, number, s.rtt_hist.sum())
-STRATA_SHOW(ack_rtt_p99_us, number, s.rtt_hist.quantile(0.99))
-STRATA_SHOW(ack_rtt_histogram, long_string, s.rtt_hist.to_string())
-int show_realtime_threads(MYSQL_THD, SHOW_VAR *var, char *buf) {
-  return show_number(var, buf,
-                     static_cast<std::uint64_t>(n_realtime_threads.load()));
-}
-STRATA_SHOW(dump_thread_acks, number, s.n_dump_thread_acks)
-STRATA_SHOW(ack_reader_replicas, number, [&s] {
-  std::uint64_t n = 0;
-  for (const auto &r : s.replicas)
-    n += r.second.reader && r.second.connected ? 1 : 0;
-  return n;
-}())
-
-#define STRATA_STATUS(name) \
-  {"Strata_sync_source_" #name, (char *)&show_##name, SHOW_FUNC, SHOW_SCOPE_GLOBAL}
-
-SHOW_VAR status_vars[] = {
-    STRATA_STATUS(state),        STRATA_STATUS(reason),
-    STRATA_STATUS(replicas_connected),
-    STRATA_STATUS(acked_file),   STRATA_STATUS(acked_pos),
-    STRATA_STATUS(waits),        STRATA_STATUS(wait_time_us),
-    STRATA_STATUS(waiting_sessions), STRATA_STATUS(parked_sessions),
-    STRATA_STATUS(acks),         STRATA_STATUS(timeouts),
-    STRATA_STATUS(degradations), STRATA_STATUS(unacked_commits),
-    STRATA_STATUS(wait_avg_us),  STRATA_STATUS(wait_p50_us),
-    STRATA_STATUS(wait_p99_us),  STRATA_STATUS(wait_max_us),
-    STRATA_STATUS(wait_histogram),
-    STRATA_STATUS(ack_rtts),     STRATA_STATUS(ack_rtt_time_us),
-    STRATA_STATUS(ack_rtt_p99_us),
-    STRATA_STATUS(ack_rtt_histogram),
-    STRATA_STATUS(ack_reader_replicas),
-    STRATA_STATUS(dump_thread_acks),
-    STRATA_STATUS(realtime_threads),
-    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL},
-};
-
-/* ---- performance_schema.strata_sync_replicas --------------------------- */
-
-/* One row per strong-sync dump connection (a replica that stopped stays until
-   its dump thread leaves, CONNECTED = 'NO'). The source's counters are status
-   variables, in performance_schema.global_status. Rows are a snapshot taken
-   when the table is opened. */
-struct PfsRow {
-  std::uint32_t server_id;
-  bool connected;
-  bool has_ack;
-  std::string file;
-  std::uint64_t pos, acks;
-};
-struct PfsPos {
-  unsigned int index;
-};
-static_assert(std::is_trivially_copyable_v<PfsPos>);
-struct PfsHandle {
-  std::vector<PfsRow> rows;
-  PfsPos pos{0}, next{0};
-};
-
-SERVICE_TYPE(registry) *pfs_reg = nullptr;
-my_h_service pfs_h_table = nullptr, pfs_h_int = nullptr, pfs_h_bigint = nullptr,
-             pfs_h_string = nullptr;
-SERVICE_TYPE(pfs_plugin_table_v1) *pfs_table = nullptr;
-SERVICE_TYPE(pfs_plugin_column_integer_v1) *pfs_int = nullptr;
-SERVICE_TYPE(pfs_plugin_column_bigint_v1) *pfs_bigint = nullptr;
-SERVICE_TYPE(pfs_plugin_column_string_v2) *pfs_string = nullptr;
-PFS_engine_table_share_proxy pfs_share;
-PFS_engine_table_share_proxy *pfs_shares[1] = {&pfs_share};
-
-PSI_table_handle *pfs_open(PSI_pos **pos) {
-  auto *h = new (std::nothrow) PfsHandle;
-  if (h == nullptr) return nullptr;
-  g_source->read([h](Source &s) {
-    for (const auto &r : s.replicas)
-      h->rows.push_back({r.second.server_id, r.second.connected,
-                         r.second.has_ack, r.second.acked.file,
-                         r.second.acked.pos, r.second.acks});
-    return 0;
-  });
-  *pos = reinterpret_cast<PSI_pos *>(&h->pos);
-  return reinterpret_cast<PSI_table_handle *>(h);
-}
-
-void pfs_close(PSI_table_handle *handle) {
-  delete reinterpret_cast<PfsHandle *>(handle);
-}
-
-int pfs_rnd_init(PSI_table_handle *handle, bool) {
-  auto *h = reinterpret_cast<PfsHandle *>(handle);
-  h->pos.index = h->next.index = 0;
-  return 0;
-}
-
-int pfs_rnd_next(PSI_table_handle *handle) {
-  auto *h = reinterpret_cast<PfsHandle *>(handle);
-  h->pos = h->next;
-  if (h->pos.index >= h->rows.size()) return PFS_HA_ERR_END_OF_FILE;
-  h->next.index = h->pos.index + 1;
-  return 0;
-}
-
-int pfs_rnd_pos(PSI_table_handle *handle) {
-  auto *h = reinterpret_cast<PfsHandle *>(handle);
-  return h->pos.index < h->rows.size() ? 0 : PFS_HA_ERR_END_OF_FILE;
-}
-
-void pfs_reset_position(PSI_table_handle *handle) {
-  auto *h = reinterpret_cast<PfsHandle *>(handle);
-  h->pos.index = h->next.index = 0;
-}
-
-int pfs_read_column(PSI_table_handle *handle, PSI_field *field,
-                    unsigned int index) {
-  auto *h = reinterpret_cast<PfsHandle *>(handle);
-  if (h->pos.index >= h->rows.size()) return PFS_HA_ERR_END_OF_FILE;
-  const PfsRow &row = h->rows[h->pos.index];
-  switch (index) {
-    case 0:
-      pfs_int->set_unsigned(field, PSI_uint{row.server_id, false});
-      break;
-    case 1:
-      pfs_string->set_varchar_utf8mb4(field, row.connected ? "YES" : "NO");
-      break;
-    case 2:
-      if (row.has_ack)
-        pfs_string->set_varchar_utf8mb4(field, row.file.c_str());
-      else
-        pfs_string->set_varchar_utf8mb4(field, nullptr);
-      break;
-    case 3:
-      pfs_bigint->set_unsigned(field, PSI_ubigint{row.pos, !row.has_ack});
-      break;
-    case 4:
-      pfs_bigint->set_unsigned(field, PSI_ubigint{row.acks, false});
-      break;
-    default:
-      break;
-  }
-  return 0;
-}
-
-unsigned long long pfs_row_count() {
-  return g_source->read([](Source &s) { return s.replicas.size(); });
-}
-
-void pfs_release() {
-  if (pfs_reg == nullptr) return;
-  for (my_h_service *h : {&pfs_h_table, &pfs_h_int, &pfs_h_bigint, &pfs_h_string})
-    if (*h != nullptr) pfs_reg->release(*h), *h = nullptr;
-  pfs_table = nullptr;
-  mysql_plugin_registry_release(pfs_reg);
-  pfs_reg = nullptr;
-}
-
-/* Not fatal: without the Performance Schema the status variables remain. */
-void pfs_register() {
-  pfs_reg = mysql_plugin_registry_acquire();
-  if (pfs_reg == nullptr ||
-      pfs_reg->acquire("pfs_plugin_table_v1", &pfs_h_table) ||
-      pfs_reg->acquire("pfs_plugin_column_integer_v1", &pfs_h_int) ||
-      pfs_reg->acquire("pfs_plugin_column_bigint_v1", &pfs_h_bigint) ||
-      pfs_reg->acquire("pfs_plugin_column_string_v2", &pfs_h_string)) {
-    pfs_release();
-    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: no Performance Schema table services; "
-                    "performance_schema.strata_sync_replicas is not created");
-    return;
-  }
-  pfs_table = reinterpret_cast<SERVICE_TYPE(pfs_plugin_table_v1) *>(pfs_h_table);
-  pfs_int = reinterpret_cast<SERVICE_TYPE(pfs_plugin_column_integer_v1) *>(pfs_h_int);
-  pfs_bigint = reinterpret_cast<SERVICE_TYPE(pfs_plugin_column_bigint_v1) *>(pfs_h_bigint);
-  pfs_string = reinterpret_cast<SERVICE_TYPE(pfs_plugin_column_string_v2) *>(pfs_h_string);
-
-  pfs_share.m_table_name = "strata_sync_replicas";
-  pfs_share.m_table_name_length = sizeof("strata_sync_replicas") - 1;
-  pfs_share.m_table_definition =
-      "SERVER_ID INT UNSIGNED NOT NULL, CONNECTED VARCHAR(3) NOT NULL, "
-      "ACKED_FILE VARCHAR(512), ACKED_POS BIGINT UNSIGNED, "
-      "ACKS BIGINT UNSIGNED NOT NULL";
-  pfs_share.m_ref_length = sizeof(PfsPos);
-  pfs_share.m_acl = READONLY;
-  pfs_share.delete_all_rows = nullptr;
-  pfs_share.get_row_count = pfs_row_count;
-  pfs_share.m_proxy_engine_table = PFS_engine_table_proxy{};
-  pfs_share.m_proxy_engine_table.rnd_next = pfs_rnd_next;
-  pfs_share.m_proxy_engine_table.rnd_init = pfs_rnd_init;
-  pfs_share.m_proxy_engine_table.rnd_pos = pfs_rnd_pos;
-  pfs_share.m_proxy_engine_table.read_column_value = pfs_read_column;
-  pfs_share.m_proxy_engine_table.reset_position = pfs_reset_position;
-  pfs_share.m_proxy_engine_table.open_table = pfs_open;
-  pfs_share.m_proxy_engine_table.close_table = pfs_close;
-  if (pfs_table->add_tables(pfs_shares, 1)) {
-    LogPluginErrMsg(WARNING_LEVEL, ER_LOG_PRINTF_MSG,
-                    "strata_sync: cannot add "
-                    "performance_schema.strata_sync_replicas");
-    pfs_release();
-  }
-}
-
-void pfs_unregister() {
-  if (pfs_table != nullptr) (void)pfs_table->delete_tables(pfs_shares, 1);
-  pfs_release();
-}
 
 /* ---- plugin ------------------------------------------------------------ */
 
@@ -1830,3 +1114,4 @@ mysql_declare_plugin(strata_sync_source){
     nullptr,
     0,
 } mysql_declare_plugin_end;
+

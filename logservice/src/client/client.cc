@@ -129,6 +129,18 @@ ClientStatus LogClient::WaitDurable(Lsn lsn, milliseconds timeout) {
                           std::to_string(c.frontier.load()) + ")");
 }
 
+ClientStatus LogClient::WaitWritten(Lsn lsn, milliseconds timeout) {
+  Impl& c = *impl_;
+  std::unique_lock<std::mutex> l(c.mu);
+  if (c.cv.wait_until(l, c.rt->Now() + timeout, [&] { return c.written_frontier.load() >= lsn || c.fenced; }) &&
+      !c.fenced)
+    return ClientStatus();
+  return c.NoQuorumLocked("wait for written LSN " + std::to_string(lsn) + " (written " +
+                          std::to_string(c.written_frontier.load()) + ")");
+}
+
+Lsn LogClient::written_lsn() const { return impl_->written_frontier.load(); }
+
 ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
   Impl& c = *impl_;
   std::shared_ptr<RpcChannel> ch;

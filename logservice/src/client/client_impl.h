@@ -10,7 +10,10 @@
 //   - the transport's I/O thread: node acknowledgements (AppendResp with the
 //     node's durable LSN, TailResp with its durable tail) update the per-node
 //     acks; the quorum frontier (repl::QuorumFrontier) is recomputed, waiters
-//     are woken and on_durable is called (outside the client lock);
+//     are woken and on_durable is called (outside the client lock). A node
+//     replies to an append twice: once written (in its log file, no
+//     fdatasync yet: AppendResp's complete_lsn), once durable; the written
+//     quorum frontier is what WaitWritten waits for;
 //   - the maintenance thread: reconnects lost nodes every reconnect_interval,
 //     promises + seals them in our epoch, resends retained bytes from where
 //     they stand (older bytes they fill from peers), re-pumps lagging nodes.
@@ -24,6 +27,8 @@
 // and only from members: a node that reports `rebuilding` (it lost its
 // storage, docs/design/logservice-node-rebuild.md) counts toward no quorum,
 // write or read, until a state it sends says it is a member again.
+// Written frontier: what W members reported as written or durable (never
+// below the durability frontier); the tail counts in it only once durable.
 // Failure: a kStaleEpoch reply, or any reply whose header carries a newer
 // epoch than ours (the node promised another writer), fences the client for
 // good, and such a reply is never counted as an acknowledgement (NewerLocked);
@@ -79,6 +84,7 @@ struct LogClient::Impl {
     std::uint64_t gen = 0;
     bool sealed = false;
     Lsn durable = 0;
+    Lsn written = 0;               // gap-free end in its log file, maybe not synced
     Lsn tail_block = 0, tail_end = 0;
     Lsn sent = 0;                  // next stream LSN to send
     std::uint64_t tail_sent = 0;   // tail version sent
@@ -108,6 +114,7 @@ struct LogClient::Impl {
   repl::TailImage tail;
   std::uint64_t tail_version = 0;
   std::atomic<Lsn> frontier{0};
+  std::atomic<Lsn> written_frontier{0};
   bool fenced = false;
   std::string fence_reason;
   Epoch reader_seal_epoch = 0;  // read-only: the source's seal epoch
@@ -169,10 +176,20 @@ struct LogClient::Impl {
 
   // ---- frontier ----
   void RecomputeLocked(Lsn* advanced_to) {
-    std::vector<repl::NodeAck> acks;
-    for (const auto& nl : nodes)
-      acks.push_back(repl::NodeAck{nl.sealed && !nl.rebuilding, std::min(nl.durable, stream_end), nl.tail_block, nl.tail_end});
-    Lsn f = repl::QuorumFrontier(acks, w, tail.valid() ? tail.block_lsn : 0, tail.valid() ? tail.data_end : 0);
+    std::vector<repl::NodeAck> acks, written_acks;
+    for (const auto& nl : nodes) {
+      const bool member = nl.sealed && !nl.rebuilding;
+      acks.push_back(repl::NodeAck{member, std::min(nl.durable, stream_end), nl.tail_block, nl.tail_end});
+      written_acks.push_back(
+          repl::NodeAck{member, std::min(std::max(nl.durable, nl.written), stream_end), nl.tail_block, nl.tail_end});
+    }
+    const Lsn tail_block = tail.valid() ? tail.block_lsn : 0, tail_end = tail.valid() ? tail.data_end : 0;
+    Lsn f = repl::QuorumFrontier(acks, w, tail_block, tail_end);
+    const Lsn wf = std::max(f, repl::QuorumFrontier(written_acks, w, tail_block, tail_end));
+    if (wf > written_frontier.load()) {
+      written_frontier = wf;
+      cv.notify_all();
+    }
     if (f > frontier.load()) {
       frontier = f;
       *advanced_to = f;
@@ -225,6 +242,7 @@ struct LogClient::Impl {
         nl.rebuilding = f.state.rebuilding;
         if (f.state.seal_epoch == epoch) {
           nl.durable = std::max(nl.durable, std::min(f.state.durable, stream_end));
+          nl.written = std::max(nl.written, std::min(f.state.complete, stream_end));
           // Its tail register counts as a TailResp would (the node stores it
           // durably before it shows it): a TailResp the node dropped is
           // recovered by the poll below, as a lost AppendResp is.
@@ -242,6 +260,7 @@ struct LogClient::Impl {
         }
       } else if (f.type == MsgType::kAppendResp) {
         nl.durable = std::max(nl.durable, f.lsn);
+        nl.written = std::max(nl.written, std::min(f.lsn2, stream_end));
       } else if (f.type == MsgType::kTailResp) {
         if (f.lsn > nl.tail_block || (f.lsn == nl.tail_block && f.lsn2 > nl.tail_end)) {
           nl.tail_block = f.lsn;
@@ -348,6 +367,7 @@ struct LogClient::Impl {
     nl.state = sr->state;
     nl.rebuilding = sr->state.rebuilding;
     nl.durable = std::max(nl.durable, std::min(sr->state.durable, stream_end));
+    nl.written = std::max(nl.written, std::min(sr->state.complete, stream_end));
     nl.sent = std::max(nl.durable, retained.empty() ? stream_end : retained.begin()->first);
     nl.tail_sent = 0;
     // The seal installed our tail (or the node kept an older register, being

@@ -219,6 +219,7 @@ struct Node::Impl {
       case MsgType::kSealReq: HandleSeal(req, &rep); break;
       case MsgType::kAppendReq:
         if (HandleAppend(req, &rep)) {
+          SendWrittenAck(w);
           std::lock_guard<std::mutex> l(q_mu);
           acks.push_back(std::move(w));
           ack_cv.notify_one();
@@ -261,7 +262,14 @@ struct Node::Impl {
     } else if (req.epoch > next.promised_epoch) {
       next.promised_epoch = req.epoch;
       next.writer_id = req.writer_id;
-      Status s = SaveNodeMeta(*fs, opt.data_dir, next);  // durable before the ack
+      // Bytes written but not yet synced were acknowledged as written
+      // (SendWrittenAck): the old writer may have returned a commit on them
+      // (innodb_flush_log_at_trx_commit=2). Sync them before the state below
+      // reports the durable end the new writer's recovery seals at, or it
+      // could cut them. The worker is the only one appending, so nothing is
+      // written between this sync and the promise taking effect.
+      Status s = log->Sync();
+      if (s.ok()) s = SaveNodeMeta(*fs, opt.data_dir, next);  // durable before the ack
       if (!s.ok()) {
         Fail(rep, s);
       } else {
@@ -391,6 +399,26 @@ struct Node::Impl {
     }
     if (gap) catchup_cv.notify_all();
     return true;
+  }
+
+  // The first of an append's two replies, sent as soon as the bytes are in
+  // the node's log file (the OS holds them; no fdatasync yet): its lsn2 is
+  // the gap-free written end, which the writer counts for
+  // innodb_flush_log_at_trx_commit=2 ("survives a mysqld crash", as stock's 2
+  // survives it through the OS page cache, not a host crash). Its lsn stays
+  // the durable end of the last sync; the second reply (SyncLoop) reports
+  // the new one. Fenced exactly as that one is, under meta_mu, so a newer
+  // writer's promise either sees these bytes or this reply is not sent.
+  void SendWrittenAck(const Work& w) {
+    Frame rep = Reply(w.frame, MsgType::kAppendResp);
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      if (!CheckWriterLocked(w.frame, &rep, /*need_seal=*/true)) return;  // the sync reply refuses it
+      const LogFrontier fr = log->frontier();
+      rep.lsn = fr.durable_lsn;
+      rep.lsn2 = fr.complete_lsn;
+    }
+    Send(w.conn, rep);
   }
 
   void HandleTail(const Frame& req, Frame* rep) {

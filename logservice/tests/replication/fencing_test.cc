@@ -3,11 +3,13 @@
 // acknowledgement a node sends after it promised a newer epoch.
 //
 // The dangerous window is the node's group commit: an append is checked
-// against the promise when it is queued, and acknowledged after the
-// fdatasync. A newer writer's promise can land in between; its promise reply
-// reports the node's durable LSN without those bytes (they are not on disk
-// yet), so its recovery seals below them and cuts them. The ack the old
-// writer then receives must say "fenced", not "durable".
+// against the promise when it is queued, acknowledged as written at once
+// (what innodb_flush_log_at_trx_commit=2 counts) and as durable after the
+// fdatasync. A newer writer's promise can land in between. Were its reply
+// to report the node's durable LSN without those bytes, its recovery would
+// seal below them and cut bytes the old writer was told are written; so the
+// promise waits for the group commit and counts them. An ack built after
+// the promise took effect must say "fenced", not "durable".
 //
 // The nodes here run in-process on a file layer (HeldSyncFileSystem) that
 // holds the group commit's fdatasync until the test lets it go, so every
@@ -214,16 +216,27 @@ bool Eventually(Pred pred) {
 }
 
 // Protocol level, two writers (raw channels): writer A (epoch 1) appends;
-// while the node's fdatasync for it is held, writer B promises epoch 2. The
-// promise reply must not count A's bytes as durable (they are not on disk),
-// and the ack A then gets must be a refusal carrying epoch 2. Every other
-// reply to A carries the node's promised epoch (2) too.
-TEST(Fencing, AppendAckIsRefusedWhenANewerEpochIsPromisedBeforeItIsSent) {
+// while the node's fdatasync for it is held, writer B promises epoch 2.
+// A has already been told the bytes are written (the append's first reply;
+// what innodb_flush_log_at_trx_commit=2 waits for), so the promise must not
+// report a durable end without them: it waits for the group commit and
+// counts them, and B's seal keeps them. Whatever A's second (durable) reply
+// says, it never claims more than B's promise reported. Every other reply to
+// A carries the node's promised epoch (2).
+TEST(Fencing, PromiseWaitsForBytesAcknowledgedAsWrittenAndCountsThem) {
   InProcessNodes nodes(1);
   ASSERT_TRUE(nodes.up());
   auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(nodes.cluster_id(), nodes.secret()));
   ASSERT_TRUE(t.ok());
-  auto a = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
+  std::mutex replies_mu;
+  std::vector<Frame> late;  // replies to A that no Call is waiting for (the durable one)
+  auto a = repl::RpcChannel::Connect(
+      **t, nodes.addresses()[0],
+      [&](const Frame& f) {
+        std::lock_guard<std::mutex> l(replies_mu);
+        late.push_back(f);
+      },
+      nullptr);
   auto b = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
   ASSERT_TRUE(a.ok() && b.ok());
   Frame p = Request(MsgType::kPromiseReq, 1);
@@ -238,37 +251,53 @@ TEST(Fencing, AppendAckIsRefusedWhenANewerEpochIsPromisedBeforeItIsSent) {
   Frame append = Request(MsgType::kAppendReq, 1);
   append.lsn = 0;
   append.data = testing::RedoBytes(0, 512);
-  auto ack = std::async(std::launch::async, [&] { return (*a)->Call(append, kBound); });
+  auto written = (*a)->Call(append, kBound);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_EQ(written->code, ReplyCode::kOk) << written->error;
+  EXPECT_EQ(written->lsn2, 512u) << "the first reply says the bytes are written";
+  EXPECT_EQ(written->lsn, 0u) << "and not yet durable";
   ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound)) << "the append never reached the group commit";
 
-  // The append is queued, its fdatasync has not run: B takes over.
+  // The group commit is held: B's promise waits for it.
   p = Request(MsgType::kPromiseReq, 2);
   p.writer_id = 22;
-  auto promised = (*b)->Call(p, kBound);
-  ASSERT_TRUE(promised.ok());
+  auto promise = std::async(std::launch::async, [&] { return (*b)->Call(p, kBound); });
+  EXPECT_EQ(promise.wait_for(milliseconds(300)), std::future_status::timeout)
+      << "the promise reported a durable end while bytes acknowledged as written were not synced";
+  nodes.fs(0).Release();
+  auto promised = promise.get();
+  ASSERT_TRUE(promised.ok()) << promised.status().ToString();
   ASSERT_EQ(promised->code, ReplyCode::kOk);
   EXPECT_EQ(promised->epoch, 2u);
-  // Not a hole: the promise reports the store's durable LSN, which moves
-  // only after fdatasync, so the held bytes are not claimed as durable.
-  EXPECT_EQ(promised->state.durable, 0u);
+  EXPECT_EQ(promised->state.durable, 512u) << "the promise did not count the written bytes";
 
-  nodes.fs(0).Release();
-  auto got = ack.get();
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(got->code, ReplyCode::kStaleEpoch) << "acknowledged durable=" << got->lsn << " under epoch " << got->epoch
-                                               << " after the node promised epoch 2";
-  EXPECT_EQ(got->epoch, 2u);
-  EXPECT_NE(got->error.find("promised epoch 2"), std::string::npos) << got->error;
+  // A's durable reply: an ack no higher than what B's promise reported, or
+  // a refusal naming epoch 2.
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard<std::mutex> l(replies_mu);
+    return !late.empty();
+  })) << "no durable reply to the append";
+  {
+    std::lock_guard<std::mutex> l(replies_mu);
+    const Frame& ack = late.front();
+    if (ack.code == ReplyCode::kOk) {
+      EXPECT_EQ(ack.epoch, 1u);
+      EXPECT_LE(ack.lsn, promised->state.durable);
+    } else {
+      EXPECT_EQ(ack.code, ReplyCode::kStaleEpoch);
+      EXPECT_EQ(ack.epoch, 2u);
+    }
+  }
 
-  // B's recovery, from that promise, seals at 0: the bytes A would have
-  // counted are cut.
+  // B's recovery, from that promise, seals at 512: nothing A was told is cut.
   s = Request(MsgType::kSealReq, 2);
-  s.history = {{1, 0}, {2, 0}};
+  s.history = {{1, 0}, {2, 512}};
+  s.lsn = 512;
   s.peers = nodes.addresses();
   auto sealed = (*b)->Call(s, kBound);
   ASSERT_TRUE(sealed.ok());
   ASSERT_EQ(sealed->code, ReplyCode::kOk) << sealed->error;
-  EXPECT_EQ(sealed->state.durable, 0u);
+  EXPECT_EQ(sealed->state.durable, 512u);
 
   // Every reply path carries the node's promised epoch in its header.
   Frame tail = Request(MsgType::kTailReq, 1);
@@ -295,10 +324,11 @@ TEST(Fencing, AppendAckIsRefusedWhenANewerEpochIsPromisedBeforeItIsSent) {
 }
 
 // The same race through the client library, on 3 nodes: writer A's last
-// append is queued everywhere, its group commits are held, writer B promises
-// epoch 2 everywhere (its recovery reads durable ends without that append)
-// and seals there. A must end up fenced (naming epoch 2), never counting the
-// append as durable, and B's recovered log must hold everything A counted.
+// append is written everywhere and A is told so (written_lsn), but every
+// group commit is held, so it is not durable. Writer B takes over (its
+// promises wait for those group commits). B's recovered log must hold
+// everything A was told is written or durable, and A, once B holds the
+// nodes, is fenced (naming epoch 2) and counts nothing more.
 TEST(Fencing, OldWriterCannotCountAcksForBytesTheNewWriterCuts) {
   InProcessNodes nodes(3);
   ASSERT_TRUE(nodes.up());
@@ -316,24 +346,31 @@ TEST(Fencing, OldWriterCannotCountAcksForBytesTheNewWriterCuts) {
   for (int i = 0; i < 3; ++i) nodes.fs(i).Arm();
   ASSERT_TRUE(old_writer.Append(1024, testing::RedoBytes(1024, 512)).ok());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(nodes.fs(i).WaitHeld(kBound)) << "node " << i + 1;
+  ASSERT_TRUE(old_writer.WaitWritten(1536, kBound).ok()) << old_writer.status().reason;
+  EXPECT_EQ(old_writer.durable_lsn(), 1024u) << "durable before any group commit ran";
 
   cfg.seed = 2;
   auto b = std::async(std::launch::async, [&] { return LogClient::Open(cfg); });
-  ASSERT_TRUE(Eventually([&] {
-    for (int i = 0; i < 3; ++i)
-      if (nodes.node(i).State().promised_epoch != 2) return false;
-    return true;
-  })) << "writer B never promised epoch 2 on every node";
+  EXPECT_EQ(b.wait_for(milliseconds(300)), std::future_status::timeout)
+      << "a takeover completed while written bytes were not yet durable";
   for (int i = 0; i < 3; ++i) nodes.fs(i).Release();
 
   auto new_writer = b.get();
   ASSERT_TRUE(new_writer.ok()) << new_writer.status().ToString();
   EXPECT_EQ((*new_writer)->epoch(), 2u);
-  EXPECT_EQ((*new_writer)->sealed_end(), 1024u);
-  auto st = old_writer.WaitDurable(1536, kBound);
+  EXPECT_EQ((*new_writer)->sealed_end(), 1536u) << "the takeover cut bytes the old writer was told are written";
+  auto got = (*new_writer)->Read(0, 4096);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, testing::RedoBytes(0, 1536));
+
+  // A may have counted its last append durable before the promises took
+  // effect (that is safe: B kept it); anything it appends now is refused.
+  auto appended = old_writer.Append(1536, testing::RedoBytes(1536, 512));
+  auto st = appended.ok() ? old_writer.WaitDurable(2048, kBound) : appended;
   EXPECT_EQ(st.code(), Code::kFenced) << st.ToString();
   EXPECT_NE(st.message().find("epoch 2"), std::string::npos) << st.message();
   EXPECT_LE(old_writer.durable_lsn(), (*new_writer)->sealed_end()) << "the old writer counted bytes the new one cut";
+  EXPECT_LE(old_writer.written_lsn(), (*new_writer)->sealed_end()) << "the old writer counted bytes the new one cut";
   EXPECT_TRUE(old_writer.status().fenced);
   EXPECT_EQ(nodes.bad_lines(), "");
 }

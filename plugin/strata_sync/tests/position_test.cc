@@ -10,7 +10,6 @@
 
 using strata::sync::compare_log_names;
 using strata::sync::Pos;
-using strata::sync::quorum_position;
 
 TEST(StrataSyncPosition, SameFileOrdersByOffset) {
   EXPECT_TRUE((Pos{"binlog.000001", 100} < Pos{"binlog.000001", 200}));
@@ -50,34 +49,4 @@ TEST(StrataSyncPosition, OtherNamesCompareAsStrings) {
   EXPECT_EQ(s.size(), 3u);
   EXPECT_EQ(s.begin()->file, "binlog.000002");
   EXPECT_EQ(s.rbegin()->file, "binlog.1000000");
-}
-
-TEST(StrataSyncPosition, QuorumIsNthHighest) {
-  const std::vector<Pos> acked{{"binlog.000001", 500},
-                               {"binlog.000002", 100},
-                               {"binlog.000001", 900}};
-  Pos q;
-  ASSERT_TRUE(quorum_position(acked, 1, &q));
-  EXPECT_EQ(q, (Pos{"binlog.000002", 100}));
-  ASSERT_TRUE(quorum_position(acked, 2, &q));
-  EXPECT_EQ(q, (Pos{"binlog.000001", 900}));
-  ASSERT_TRUE(quorum_position(acked, 3, &q));
-  EXPECT_EQ(q, (Pos{"binlog.000001", 500}));
-}
-
-TEST(StrataSyncPosition, NoQuorumWithTooFewReplicas) {
-  Pos q{"untouched", 1};
-  EXPECT_FALSE(quorum_position({}, 1, &q));
-  EXPECT_FALSE(quorum_position({{"binlog.000001", 5}}, 2, &q));
-  EXPECT_FALSE(quorum_position({{"binlog.000001", 5}}, 0, &q));
-  EXPECT_EQ(q.file, "untouched");
-}
-
-// Two replicas acked the same position: N=2 holds it.
-TEST(StrataSyncPosition, QuorumWithTies) {
-  Pos q;
-  ASSERT_TRUE(quorum_position(
-      {{"binlog.000003", 77}, {"binlog.000003", 77}, {"binlog.000001", 9}}, 2,
-      &q));
-  EXPECT_EQ(q, (Pos{"binlog.000003", 77}));
 }

@@ -117,6 +117,12 @@ class Backend {
   virtual Status put_tail(std::uint64_t block_lsn, const void *block, std::uint64_t data_end) = 0;
   // Returns once durable_lsn() >= lsn (everything handed over before the call).
   virtual Status wait_durable(std::uint64_t lsn) = 0;
+  // Returns once everything handed over below `lsn` survives a crash of this
+  // process, though maybe not of the machine holding it
+  // (innodb_flush_log_at_trx_commit=2, as stock's write to the OS page
+  // cache): in the service, a write quorum of nodes has it in their log
+  // files (synced or not); in a directory, the write(2) returned.
+  virtual Status wait_written(std::uint64_t lsn) = 0;
   virtual std::uint64_t durable_lsn() const = 0;
   // For status and monitoring; cheap enough to call per SHOW STATUS.
   virtual Health health() const = 0;

@@ -259,6 +259,13 @@ class DirBackend final : public Backend {
     return Status::Ok();
   }
 
+  // append/put_tail return after pwrite(2): the OS holds the bytes.
+  Status wait_written(std::uint64_t lsn) override {
+    if (written_end_.load(std::memory_order_acquire) < lsn)
+      return Status(Code::kInvalid, "wait_written beyond what was handed over");
+    return Status::Ok();
+  }
+
   std::uint64_t durable_lsn() const override { return durable_.load(std::memory_order_acquire); }
 
   // One local "node": up while this process holds the volume.

@@ -12,6 +12,8 @@
 //                      in Append through max_inflight_bytes)
 //   wait_durable(lsn)  WaitDurable in slices of 5 s, logging each stalled
 //                      slice; stall_timeout (0 = forever) turns it fatal
+//   wait_written(lsn)  WaitWritten, the same way (a write quorum holds the
+//                      bytes in its log files, maybe not yet synced)
 //   put_tail(B) below  the rewind after a crash (below): recovery ended inside
 //   the stream end     a complete block B, which InnoDB must write again
 //   truncate(lsn)      a no-op at or past the stream end (the rewind did the
@@ -185,6 +187,16 @@ class LogServiceBackend final : public Backend {
       const auto s = writer_->WaitDurable(lsn, std::chrono::seconds(5));
       if (s.ok() || s.code() == ls::Code::kFenced) return from(s);
       if (!keep_waiting("wait for durable redo", s, start)) return from(s);
+    }
+  }
+
+  Status wait_written(std::uint64_t lsn) override {
+    if (writer_ == nullptr) return Status(Code::kInvalid, "wait_written before acquire_writer");
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const auto s = writer_->WaitWritten(lsn, std::chrono::seconds(5));
+      if (s.ok() || s.code() == ls::Code::kFenced) return from(s);
+      if (!keep_waiting("wait for written redo", s, start)) return from(s);
     }
   }
 

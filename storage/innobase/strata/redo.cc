@@ -7,7 +7,9 @@
 // them durably, and only then does log_flush_low() publish
 // flushed_to_disk_lsn. So a commit acknowledged under
 // innodb_flush_log_at_trx_commit=1 is in the volume, and recovery reads it
-// back through read().
+// back through read(). Under 2, write_blocks() returns (write_lsn moves) only
+// once a write quorum of nodes holds the bytes, synced or not: a commit
+// survives a mysqld crash, as stock's 2 does through the OS page cache.
 //
 // Identity: the data directory is bound to its volume by the pointer file
 // #innodb_redo/#ib_redo0 (cluster_id, volume, volume_uuid, log_uuid), and the
@@ -691,6 +693,15 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
     const Status s = g_backend->put_tail(full_end, buf + (full_end - start_lsn), end_lsn);
     if (!s.ok()) fatal("writing the tail block", s);
     g_tail_puts.fetch_add(1, std::memory_order_relaxed);
+  }
+  /* innodb_flush_log_at_trx_commit=2 waits for write_lsn, which stock
+  advances once the OS holds the bytes, so a commit survives a mysqld crash.
+  Here the bytes are only copied into the client until a write quorum of
+  nodes has written them: wait for that before write_lsn moves. (1 waits
+  for durable redo in the flusher anyway; 0 promises nothing per commit.) */
+  if (srv_flush_log_at_trx_commit == 2) {
+    const Status s = g_backend->wait_written(end_lsn);
+    if (!s.ok()) fatal("waiting for written redo", s);
   }
   g_shipped_bytes.fetch_add(size, std::memory_order_relaxed);
   g_shipped_lsn.store(end_lsn, std::memory_order_relaxed);

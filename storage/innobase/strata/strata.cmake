@@ -37,7 +37,9 @@ EXTERNALPROJECT_ADD(strata_logservice_build
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
     -DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}
     -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
-    -DSTRATA_LOGSERVICE_GRPC=OFF
+    # The admin API (logservicectl status / drop-volume / create-volume, which
+    # InnoDB's refusals name) in the tools users run from this build.
+    -DSTRATA_LOGSERVICE_GRPC=ON
   BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --parallel 2
     --target strata_logservice_client logserviced logservicectl
   INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${STRATA_LS_TOOLS_DIR}

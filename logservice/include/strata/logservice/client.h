@@ -182,6 +182,14 @@ class LogClient {
   ClientStatus PutTail(Lsn block_lsn, std::string_view image, Lsn data_end);
   // Blocks until durable_lsn() >= lsn, fenced, or timeout.
   ClientStatus WaitDurable(Lsn lsn, std::chrono::milliseconds timeout);
+  // Below written_lsn() a write quorum of nodes holds the bytes in their log
+  // files, written but maybe not yet fdatasync'ed (the tail counts once
+  // durable): they survive this process's crash, and a node's crash, but
+  // not the loss of the nodes' hosts. Never below durable_lsn(). What
+  // innodb_flush_log_at_trx_commit=2 waits for.
+  Lsn written_lsn() const;
+  // Blocks until written_lsn() >= lsn, fenced, or timeout.
+  ClientStatus WaitWritten(Lsn lsn, std::chrono::milliseconds timeout);
 
   // Durable log from `from` on, at most max_bytes (a short result ends at the
   // durable end; empty at the end). Bytes at/after the stream end come from
