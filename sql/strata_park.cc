@@ -134,3 +134,9 @@ void strata_park_dump_wait_end(THD *thd) {
   Sync_call call;
   if (call.sync() != nullptr) call.sync()->dump_wait_end(thd);
 }
+
+void strata_park_dump_gtids(THD *thd, const Gtid_set *replica_gtids) {
+  if (g_sync.load(std::memory_order_relaxed) == nullptr) return;
+  Sync_call call;
+  if (call.sync() != nullptr) call.sync()->dump_gtids(thd, replica_gtids);
+}

@@ -29,6 +29,7 @@
 #ifndef STRATA_PARK_H
 #define STRATA_PARK_H
 
+class Gtid_set;
 class THD;
 
 /* Called exactly once per parked session, from whichever thread covers or
@@ -59,6 +60,15 @@ struct Strata_park_sync {
      (plugin/strata_sync/strata_sync_ack_stream.h). */
   void (*dump_wait_begin)(THD *thd);
   void (*dump_wait_end)(THD *thd);
+  /* A replica that asked for its dump with GTID auto-positioning
+     (COM_BINLOG_DUMP_GTID) says it holds replica_gtids; called on the dump
+     thread right after the transmit_start observers, before any event is
+     sent. The set lives until the dump ends; the plugin only reads it
+     here. A commit the plugin sent that replica server before and whose
+     GTID is in the set counts as acknowledged by it (an ack lost with a
+     broken connection is not resent: the new dump skips what the replica
+     has). */
+  void (*dump_gtids)(THD *thd, const Gtid_set *replica_gtids);
 };
 
 /* The sync plugin keeps here how many sessions have a commit that is not
@@ -91,6 +101,10 @@ bool strata_park_defer_status(THD *thd);
    log updates: pass the dump thread's wait to the sync plugin. */
 void strata_park_dump_wait_begin(THD *thd);
 void strata_park_dump_wait_end(THD *thd);
+
+/* Binlog_sender (patch 0015), once per dump with GTID auto-positioning,
+   after the transmit_start hook: the GTID set the replica sent. */
+void strata_park_dump_gtids(THD *thd, const Gtid_set *replica_gtids);
 
 /* What an audit plugin provides (plugin/strata_audit). The server raises
    a statement's audit event (MYSQL_AUDIT_GENERAL_STATUS) right after

@@ -21,6 +21,13 @@
      after the group and is never sent it again; without this it would
      never be counted for it). A point never sent to a server is never held
      by it, whatever it claims.
+   - With GTID auto-positioning a reconnecting replica claims transactions,
+     not a position: the GTID set in its dump request. The dump thread that
+     sends a point records which transaction ends there (its GTID, as
+     text); a server holds a point sent to it whose transaction it claims
+     (confirm_transactions()). Such a claim is how an ack lost with a broken
+     connection still counts on an idle source: the new dump skips what the
+     replica has, so the point is never sent, nor acked, again.
    - Servers, not connections: a server is its UUID (the server id where a
      replica sends none); servers that share a server id are counted once
      too (group_servers), so two connections of one replica, e.g. while a
@@ -128,12 +135,24 @@ class AckLedger {
     const Pos p = *m_points.begin();
     m_points.erase(m_points.begin());
     m_holders.erase(p);
+    m_transactions.erase(p);
     for (Server &s : m_servers) s.sent.erase(p);
   }
 
-  /** The event that ends at outstanding point p is sent to server s. */
-  void sent(ServerId s, const Pos &p) {
-    if (m_points.count(p) != 0) m_servers[s].sent.insert(p);
+  /** The event that ends at outstanding point p is sent to server s.
+      `transaction`, unless empty, names the transaction that ends at p (its
+      GTID); the first name given for p is kept. */
+  void sent(ServerId s, const Pos &p, const std::string &transaction = {}) {
+    if (m_points.count(p) == 0) return;
+    m_servers[s].sent.insert(p);
+    if (!transaction.empty()) m_transactions.emplace(p, transaction);
+  }
+
+  /** The name of the transaction that ends at outstanding point p, or ""
+      if no sent() named it. */
+  std::string transaction(const Pos &p) const {
+    auto it = m_transactions.find(p);
+    return it == m_transactions.end() ? std::string() : it->second;
   }
 
   /** Server s claims to hold everything up to a: it holds each outstanding
@@ -146,6 +165,35 @@ class AckLedger {
       if (std::find(holders.begin(), holders.end(), s) == holders.end())
         holders.push_back(s);
       sent.erase(sent.begin());
+      n++;
+    }
+    return n;
+  }
+
+  /** Server s claims to hold every transaction for which claims(name) is
+      true (a replica's GTID set). It holds each outstanding point sent to
+      it whose transaction it claims. Returns how many it newly holds; adds
+      to *overreaching (optional) the outstanding points it claims by their
+      transaction that were never sent to it (those count for nothing).
+      Points whose transaction is not known are not looked at. Work: the
+      outstanding points with a known transaction, a claims() call each. */
+  template <class Claims>
+  std::size_t confirm_transactions(ServerId s, const Claims &claims,
+                                   std::vector<Pos> *overreaching = nullptr) {
+    std::set<Pos> &sent = m_servers[s].sent;
+    std::size_t n = 0;
+    for (const auto &[p, transaction] : m_transactions) {
+      if (!claims(transaction)) continue;
+      auto it = sent.find(p);
+      if (it == sent.end()) {
+        if (overreaching != nullptr && !holds(s, p))
+          overreaching->push_back(p);
+        continue;
+      }
+      std::vector<ServerId> &holders = m_holders[p];
+      if (std::find(holders.begin(), holders.end(), s) == holders.end())
+        holders.push_back(s);
+      sent.erase(it);
       n++;
     }
     return n;
@@ -189,6 +237,7 @@ class AckLedger {
   void clear_points() {
     m_points.clear();
     m_holders.clear();
+    m_transactions.clear();
     for (Server &s : m_servers) s.sent.clear();
   }
 
@@ -204,12 +253,17 @@ class AckLedger {
   void erase_through(const Pos &q) {
     m_points.erase(m_points.begin(), m_points.upper_bound(q));
     m_holders.erase(m_holders.begin(), m_holders.upper_bound(q));
+    m_transactions.erase(m_transactions.begin(),
+                         m_transactions.upper_bound(q));
     for (Server &s : m_servers)
       s.sent.erase(s.sent.begin(), s.sent.upper_bound(q));
   }
 
   std::set<Pos> m_points;
   std::map<Pos, std::vector<ServerId>> m_holders;
+  /* The transaction that ends at an outstanding point, once a dump thread
+     that sent it named it. */
+  std::map<Pos, std::string> m_transactions;
   std::vector<Server> m_servers;
 };
 

@@ -75,10 +75,14 @@
      connection's end, never a reused descriptor; SSL_read runs under the
      dump thread's LOCK_thd_data, which the killer holds, and only while
      the Vio is open (read_tls()).
-   - What a replica claims (an ack, a dump's starting position) counts only
-     for ack points the source sent that replica server, and each server is
-     one vote however many connections it has (strata_sync_ack_ledger.h,
-     docs/design/strong-sync.md section 3a).
+   - What a replica claims (an ack, a dump's starting position, the GTID set
+     of a GTID auto-positioned dump, dump_gtids()) counts only for ack
+     points the source sent that replica server, and each server is one
+     vote however many connections it has (strata_sync_ack_ledger.h,
+     docs/design/strong-sync.md section 3a). To match a GTID claim with a
+     point, the dump thread that sends the event ending at the point names
+     it by the GTID event of its transaction, which that thread sent just
+     before (tl_sent_transaction).
    - The quorum position only moves forward (RESET BINARY LOGS AND GTIDS
      clears it). A waiter leaves when covered, or when the policy, a disable,
      a reset or shutdown releases it; every release without quorum is
@@ -89,6 +93,8 @@
      dump fails with a logged reason). */
 
 #include "plugin/strata_sync/strata_sync_source.h"
+
+#include "sql/log_event.h"  // Gtid_log_event
 
 static SERVICE_TYPE(registry) *reg_srv = nullptr;
 SERVICE_TYPE(log_builtins) *log_bi = nullptr;
@@ -143,6 +149,7 @@ thread_local ReplicaConnection *tl_conn = nullptr;
 thread_local bool tl_last_flagged = false;
 thread_local NextAckPoint tl_next_point;
 thread_local RealtimeFollower tl_realtime;
+thread_local SentTransaction tl_sent_transaction;
 
 Source *g_source = nullptr;
 
@@ -678,6 +685,9 @@ int Source::transmit_start(Binlog_transmit_param *param, const char *file,
       recompute_quorum();
   }
   tl_last_flagged = false;
+  tl_sent_transaction.gtid_event_size = 0;
+  tl_sent_transaction.checksum_alg =
+      mysql::binlog::event::BINLOG_CHECKSUM_ALG_OFF;
   // A new dump starts over: this OS thread may have served another dump
   // (the server caches threads) and remember a point after positions this
   // one will send, which would then go unflagged and, unflagged, count as
@@ -719,6 +729,52 @@ void Source::transmit_stop() {
                   server_id);
 }
 
+namespace {
+
+/* The GTID, as text ("uuid[:tag]:gno"), of the transaction whose GTID event
+   this dump thread sent last, or "" (none since the dump started, an
+   anonymous transaction, or an event it could not keep or decode). */
+std::string sent_gtid() {
+  const SentTransaction &t = tl_sent_transaction;
+  if (t.gtid_event_size == 0) return {};
+  Format_description_log_event fde;
+  fde.common_footer->checksum_alg =
+      static_cast<mysql::binlog::event::enum_binlog_checksum_alg>(
+          t.checksum_alg);
+  Gtid_log_event ev(reinterpret_cast<const char *>(t.gtid_event), &fde);
+  if (!ev.is_valid()) return {};
+  return ev.get_tsid().to_string() + ":" + std::to_string(ev.get_gno());
+}
+
+/* Called for every event a strong-sync dump thread sends: keeps what
+   sent_gtid() needs (the binary log's checksum algorithm, the GTID event of
+   the transaction being sent). A copy of one small event per transaction. */
+void note_sent_event(const unsigned char *event, unsigned long len) {
+  namespace ev = mysql::binlog::event;
+  SentTransaction &t = tl_sent_transaction;
+  if (len < LOG_EVENT_HEADER_LEN) return;
+  switch (event[EVENT_TYPE_OFFSET]) {
+    case ev::FORMAT_DESCRIPTION_EVENT:
+      t.checksum_alg = ev::Log_event_footer::get_checksum_alg(
+          reinterpret_cast<const char *>(event), len);
+      break;
+    case ev::GTID_LOG_EVENT:
+    case ev::GTID_TAGGED_LOG_EVENT:
+      t.gtid_event_size = 0;
+      if (len <= kMaxGtidEventSize &&
+          uint4korr(event + EVENT_LEN_OFFSET) == len) {
+        memcpy(t.gtid_event, event, len);
+        t.gtid_event_size = len;
+      }
+      break;
+    case ev::ANONYMOUS_GTID_LOG_EVENT:
+      t.gtid_event_size = 0;
+      break;
+  }
+}
+
+}  // namespace
+
 bool Source::before_send_event(const char *file, my_off_t pos) {
   if (!m_have_points) return false;
   Pos p{basename_of(file), pos};
@@ -733,12 +789,58 @@ bool Source::before_send_event(const char *file, my_off_t pos) {
     // its connection is known to be gone (the bytes go nowhere): a claim it
     // makes on its next connection must not count for this point.
     it->second.last_flagged = p;
-    if (it->second.connected) m_ledger.sent(it->second.server, p);
+    // Named by its transaction's GTID once, by the first dump to send it.
+    if (it->second.connected)
+      m_ledger.sent(it->second.server, p,
+                    m_ledger.transaction(p).empty() ? sent_gtid()
+                                                    : std::string());
     auto &sent = it->second.sent;
     if (sent.size() >= kMaxSentTimes) sent.pop_front();
     sent.emplace_back(std::move(p), Clock::now());
   }
   return true;
+}
+
+/* A replica that asks for its dump with GTID auto-positioning claims the
+   transactions in its GTID set. That counts for the ack points this source
+   sent to that replica server before, by the GTID that ends them
+   (AckLedger::confirm_transactions): a group it wrote to its relay log
+   whose ack was lost with its connection, which this dump skips and so
+   never flags again. Without it, on an idle source such a group waited
+   until the replica acknowledged a later one. A claim of a waiting group
+   never sent to that server counts for nothing and is refused like an ack
+   past what a connection was sent (counted, logged once per connection).
+   Called on the dump thread after transmit_start(), before any event. */
+void Source::dump_gtids(const Gtid_set *claimed) {
+  if (tl_replica_id == 0 || claimed == nullptr) return;
+  // No server lock: the set (the dump request's) and its map have none.
+  const auto claims = [claimed](const std::string &gtid) {
+    Tsid_map map(nullptr);
+    enum_return_status status = RETURN_STATUS_OK;
+    Gtid_set one(&map, gtid.c_str(), &status);
+    return status == RETURN_STATUS_OK && one.is_subset(claimed);
+  };
+  std::lock_guard<std::mutex> lk(m_mutex);
+  auto it = replicas.find(tl_replica_id);
+  if (it == replicas.end()) return;
+  Replica &r = it->second;
+  std::vector<Pos> overreaching;
+  if (m_ledger.confirm_transactions(r.server, claims, &overreaching) > 0)
+    recompute_quorum();
+  if (overreaching.empty()) return;
+  n_acks_refused++;
+  if (r.refusal_logged) return;
+  r.refusal_logged = true;
+  const Pos &first = overreaching.front();
+  LogPluginErrMsg(
+      WARNING_LEVEL, ER_LOG_PRINTF_MSG,
+      "strata_sync: refused the claim of replica server_id %u (the GTID set "
+      "of its dump request) to hold %zu waiting commit group(s) this source "
+      "never sent it, the first ending at %s:%llu (GTID %s); it holds none "
+      "of them (Strata_sync_source_acks_refused counts these; logged once "
+      "per connection)",
+      r.server_id, overreaching.size(), first.file.c_str(),
+      (unsigned long long)first.pos, m_ledger.transaction(first).c_str());
 }
 
 void Source::reset() {
@@ -826,6 +928,8 @@ int on_before_send_event(Binlog_transmit_param *, unsigned char *packet,
   // packet: OK byte, our header, the event.
   if (len < 1 + wire::kEventHeaderSize || packet[1] != wire::kEventMagic)
     return 0;
+  note_sent_event(packet + 1 + wire::kEventHeaderSize,
+                  len - 1 - wire::kEventHeaderSize);
   tl_last_flagged = g_source->before_send_event(file, pos);
   if (tl_last_flagged) packet[2] |= wire::kFlagAckRequested;
   return 0;
@@ -855,8 +959,13 @@ void on_dump_wait_begin(THD *) { g_source->dump_wait_begin(); }
 
 void on_dump_wait_end(THD *) { g_source->dump_wait_end(); }
 
-const Strata_park_sync park_ops = {on_statement_end, on_resumed,
-                                   on_dump_wait_begin, on_dump_wait_end};
+void on_dump_gtids(THD *, const Gtid_set *claimed) {
+  g_source->dump_gtids(claimed);
+}
+
+const Strata_park_sync park_ops = {on_statement_end,   on_resumed,
+                                   on_dump_wait_begin, on_dump_wait_end,
+                                   on_dump_gtids};
 
 int on_after_reset_master(Binlog_transmit_param *) {
   g_source->reset();

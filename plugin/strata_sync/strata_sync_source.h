@@ -63,6 +63,7 @@
 #include "sql/mysqld.h"  // connection_events_loop_aborted
 #include "sql/protocol_classic.h"
 #include "sql/replication.h"
+#include "sql/rpl_gtid.h"
 #include "sql/sql_class.h"
 #include "sql/strata_park.h"
 #include "sql/strata_thd_wait.h"
@@ -200,6 +201,19 @@ extern thread_local bool tl_last_flagged;
 extern thread_local NextAckPoint tl_next_point;
 /* The dump thread's (or our own thread's) scheduling. */
 extern thread_local RealtimeFollower tl_realtime;
+/* The transaction the dump thread is sending: its GTID event as sent
+   (empty: none seen since the dump started, an anonymous transaction, or
+   an event too long to keep), and the checksum algorithm of the binary log
+   it came from (from the last Format_description event sent). The event
+   that ends a transaction at an ack point names the point by this GTID
+   (AckLedger::sent), for a replica's later GTID claim. */
+constexpr std::size_t kMaxGtidEventSize = 512;
+struct SentTransaction {
+  std::size_t gtid_event_size = 0;
+  unsigned char gtid_event[kMaxGtidEventSize];
+  int checksum_alg = 0;  // mysql::binlog::event::enum_binlog_checksum_alg
+};
+extern thread_local SentTransaction tl_sent_transaction;
 
 constexpr std::size_t kMaxAckPoints = 1 << 16;
 /* Degraded strong sync resumes when N replicas acknowledged all but at most
@@ -224,6 +238,8 @@ class Source {
                      my_off_t pos);
   void transmit_stop();
   bool before_send_event(const char *file, my_off_t pos);
+  // A GTID auto-positioned dump's request (sql/strata_park.h).
+  void dump_gtids(const Gtid_set *claimed);
   void reset();
 
   /** Wakes every waiter to re-read the settings (SET GLOBAL). */

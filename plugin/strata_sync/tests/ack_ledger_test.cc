@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 using strata::sync::AckLedger;
@@ -111,6 +112,66 @@ TEST(StrataSyncAckLedger, ServersNotConnections) {
   EXPECT_EQ(count_servers({&no_uuid_2, &no_uuid_4, &b}), 3u);
   // Transitive: no_uuid_2 ~ a by id, a ~ a_other_id by UUID.
   EXPECT_EQ(count_servers({&no_uuid_2, &a_other_id, &a}), 1u);
+}
+
+// GTID auto-positioning: a replica whose ack was lost with its connection
+// reconnects with a GTID set that has the group's transaction. That claim
+// counts, since the source sent it the group; the same claim by a server
+// that was never sent the group counts for nothing and is reported.
+TEST(StrataSyncAckLedger, TransactionClaimsCountOnlyForWhatWasSent) {
+  AckLedger l;
+  const auto r = l.server({"uuid-r", 2});
+  const auto other = l.server({"uuid-o", 3});
+  for (std::uint64_t p : {100, 200}) l.add_point(at(p));
+  l.sent(r, at(100), "src:1");
+  l.sent(r, at(200), "src:2");
+  EXPECT_EQ(l.transaction(at(100)), "src:1");
+  const auto has_first = [](const std::string &t) { return t == "src:1"; };
+  std::vector<Pos> overreaching;
+  EXPECT_EQ(l.confirm_transactions(other, has_first, &overreaching), 0u);
+  EXPECT_EQ(overreaching, std::vector<Pos>{at(100)});
+  EXPECT_FALSE(l.advance(1).has_value());
+  overreaching.clear();
+  EXPECT_EQ(l.confirm_transactions(r, has_first, &overreaching), 1u);
+  EXPECT_TRUE(overreaching.empty());
+  EXPECT_TRUE(l.holds(r, at(100)));
+  EXPECT_FALSE(l.holds(r, at(200)));  // it does not claim the second
+  auto q = l.advance(1);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(*q, at(100));
+  EXPECT_EQ(l.transaction(at(100)), "");  // passed, forgotten
+  // Claimed again: already held points are not counted twice, nor as
+  // overreaching.
+  const auto has_both = [](const std::string &) { return true; };
+  EXPECT_EQ(l.confirm_transactions(r, has_both, &overreaching), 1u);
+  EXPECT_TRUE(overreaching.empty());
+  EXPECT_EQ(l.confirm_transactions(r, has_both, &overreaching), 0u);
+  EXPECT_TRUE(overreaching.empty());
+}
+
+// The first name given for a point is kept; a point sent without a name
+// (the dump did not see its transaction start) is not claimable by GTID.
+TEST(StrataSyncAckLedger, TransactionNames) {
+  AckLedger l;
+  const auto r = l.server({"uuid-r", 2});
+  l.add_point(at(100));
+  l.add_point(at(200));
+  l.sent(r, at(100));
+  EXPECT_EQ(l.transaction(at(100)), "");
+  EXPECT_EQ(l.confirm_transactions(
+                r, [](const std::string &) { return true; }),
+            0u);
+  l.sent(r, at(200), "src:2");
+  l.sent(r, at(200), "forged:9");
+  EXPECT_EQ(l.confirm_transactions(
+                r, [](const std::string &t) { return t == "forged:9"; }),
+            0u);
+  EXPECT_EQ(l.confirm_transactions(
+                r, [](const std::string &t) { return t == "src:2"; }),
+            1u);
+  l.drop_oldest();
+  l.clear_points();
+  EXPECT_EQ(l.transaction(at(200)), "");
 }
 
 TEST(StrataSyncAckLedger, DropOldestAndClear) {

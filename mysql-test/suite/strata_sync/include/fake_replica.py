@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A strong-sync replica that says what a test tells it to, for the tests of
-what the source believes (strata_sync.acks_count_what_was_sent's forged ack,
-strata_sync.quorum_counts_servers). Python standard library only.
+what the source believes (strata_sync.replica_claims,
+strata_sync.gtid_claims). Python standard library only.
 
 It speaks just enough of the MySQL protocol: a plain-TCP login as a user
-without a password, a few SET statements, COM_BINLOG_DUMP, then it reads the
+without a password, a few SET statements, COM_BINLOG_DUMP (or
+COM_BINLOG_DUMP_GTID with a GTID set: GTID auto-positioning), then it reads the
 event packets (each with strong sync's 2-byte header) and sends acks in the
 wire format of plugin/strata_sync/strata_sync_protocol.h: one packet with
 sequence number 0, magic 0xA8, version 1, position (8 bytes, little endian),
@@ -22,6 +23,17 @@ Scenarios (--scenario):
          second connection's dump causes). The second dumps from the same
          place and acknowledges every flagged event. Then both wait for
          --stop-file.
+  claim  One connection dumps with GTID auto-positioning, claiming --gtids
+         (a set that takes in commits it was never sent), acknowledges
+         nothing and waits for --stop-file.
+  lost-ack
+         A replica whose acknowledgement is lost with its connection. The
+         first connection dumps with --gtids, reads until a flagged event,
+         acknowledges nothing, creates --received-file and waits for
+         --go-file; then it closes its socket without a word. The second
+         connection dumps with --gtids plus the GTIDs the first one received
+         (what a real receiver sends: what it has in its relay log),
+         acknowledges every flagged event and waits for --stop-file.
 Progress lines go to stdout; errors end the process with status 1.
 """
 
@@ -40,7 +52,10 @@ CLIENT_PLUGIN_AUTH = 0x80000
 
 COM_QUERY = 0x03
 COM_BINLOG_DUMP = 0x12
+COM_BINLOG_DUMP_GTID = 0x1E
+BINLOG_THROUGH_GTID = 0x04
 ROTATE_EVENT = 4
+GTID_LOG_EVENT = 33
 EVENT_MAGIC = 0xA7
 FLAG_ACK_REQUESTED = 0x01
 ACK_MAGIC = 0xA8
@@ -62,6 +77,7 @@ class Connection:
         self.sock.connect(("127.0.0.1", port))
         self.seq = 0
         self.buf = b""
+        self.received = []  # (uuid, gno) of the GTID events read
         self.login(user)
 
     def read_exact(self, n):
@@ -137,6 +153,27 @@ class Connection:
                           file.encode())
         self.file = file
 
+    def start_gtid_dump(self, uuid, server_id, gtids):
+        """COM_BINLOG_DUMP_GTID: no file name, position 4, the GTID set
+        (a dict uuid -> sorted list of (first, last) intervals) in the
+        untagged encoding: number of UUIDs, then per UUID its 16 bytes, the
+        number of intervals and each as [first, last + 1)."""
+        self.query("SET @source_binlog_checksum = @@global.binlog_checksum, "
+                   "@replica_uuid = '%s', @strata_sync_replica = %d" %
+                   (uuid, PROTOCOL_VERSION))
+        data = struct.pack("<Q", len(gtids))
+        for sid in sorted(gtids):
+            data += bytes.fromhex(sid.replace("-", ""))
+            data += struct.pack("<Q", len(gtids[sid]))
+            for first, last in gtids[sid]:
+                data += struct.pack("<QQ", first, last + 1)
+        self.seq = 0
+        self.write_packet(bytes([COM_BINLOG_DUMP_GTID]) +
+                          struct.pack("<HII", BINLOG_THROUGH_GTID, server_id,
+                                      0) +
+                          struct.pack("<QI", 4, len(data)) + data)
+        self.file = ""
+
     def next_event(self):
         """Returns (flagged, end position) of the next event packet."""
         packet = self.read_packet()
@@ -152,6 +189,12 @@ class Connection:
             # Position (8), the next file's name, the checksum if any.
             size = struct.unpack("<I", event[9:13])[0]
             self.file = event[19 + 8:size - self.checksum_bytes].decode()
+        if event_type == GTID_LOG_EVENT:
+            # Flags (1), UUID (16), GNO (8).
+            sid = event[20:36].hex()
+            sid = "-".join([sid[0:8], sid[8:12], sid[12:16], sid[16:20],
+                            sid[20:32]])
+            self.received.append((sid, struct.unpack("<q", event[36:44])[0]))
         return flagged, log_pos
 
     def ack(self, file, pos):
@@ -204,15 +247,79 @@ def twice(args):
         ("the target" if acked >= args.target_pos else "less than the target"))
 
 
+def parse_gtids(text):
+    """'uuid:1-5:7,uuid2:3' (as @@gtid_executed prints it, untagged) to a
+    dict uuid -> list of (first, last)."""
+    gtids = {}
+    for part in text.replace("\n", "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        sid, *intervals = part.split(":")
+        for iv in intervals:
+            first, _, last = iv.partition("-")
+            gtids.setdefault(sid.lower(), []).append(
+                (int(first), int(last or first)))
+    return gtids
+
+
+def add_gtid(gtids, sid, gno):
+    gtids.setdefault(sid, []).append((gno, gno))
+    merged = []
+    for first, last in sorted(gtids[sid]):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    gtids[sid] = merged
+
+
+def claim(args):
+    c = Connection(args.port, args.user, args.checksum_bytes)
+    c.start_gtid_dump(args.uuid, args.server_id, parse_gtids(args.gtids))
+    log("dump requested with a GTID set")
+    wait_for(args.stop_file, args.timeout)
+
+
+def lost_ack(args):
+    gtids = parse_gtids(args.gtids)
+    first = Connection(args.port, args.user, args.checksum_bytes)
+    first.start_gtid_dump(args.uuid, args.server_id, gtids)
+    while not first.next_event()[0]:
+        pass
+    open(args.received_file, "w").close()
+    log("first connection received a flagged event, acknowledges nothing")
+    wait_for(args.go_file, args.timeout)
+    first.sock.close()
+    for sid, gno in first.received:
+        add_gtid(gtids, sid, gno)
+    second = Connection(args.port, args.user, args.checksum_bytes)
+    second.start_gtid_dump(args.uuid, args.server_id, gtids)
+    log("second connection claims %d received transaction(s)" %
+        len(first.received))
+    second.sock.settimeout(0.2)
+    while not os.path.exists(args.stop_file):
+        try:
+            flagged, pos = second.next_event()
+        except socket.timeout:
+            continue
+        if flagged:
+            second.ack(second.file, pos)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--scenario", choices=["forge", "twice"], required=True)
+    p.add_argument("--scenario", required=True,
+                   choices=["forge", "twice", "claim", "lost-ack"])
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--user", default="root")
     p.add_argument("--uuid", required=True)
     p.add_argument("--server-id", type=int, required=True)
     p.add_argument("--second-server-id", type=int)
-    p.add_argument("--file", required=True)
+    p.add_argument("--file")
+    p.add_argument("--gtids", default="",
+                   help="the GTID set to claim (GTID auto-positioning)")
+    p.add_argument("--received-file")
     p.add_argument("--pos", type=int, default=4)
     p.add_argument("--ack-file")
     p.add_argument("--ack-pos", type=int)
@@ -224,7 +331,8 @@ def main():
     p.add_argument("--timeout", type=int, default=120)
     args = p.parse_args()
     try:
-        {"forge": forge, "twice": twice}[args.scenario](args)
+        {"forge": forge, "twice": twice, "claim": claim,
+         "lost-ack": lost_ack}[args.scenario](args)
     except Exception as e:  # reported to the test's log, then a failure
         log("fake_replica: %s" % e)
         return 1
