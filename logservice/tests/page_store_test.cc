@@ -3,6 +3,7 @@
 
 #include "strata/logservice/fault_injection_file_system.h"
 #include "strata/logservice/page_store.h"
+#include "disk_format.h"
 #include "test_support.h"
 
 namespace strata::logservice {
@@ -105,6 +106,102 @@ TEST_F(PageStoreTest, ErrorsAndCorruption) {
   const std::string seg = kDir + "/0000000000000001.seg";
   ASSERT_OK(fs->FlipBit(seg, fs->FileContents(seg)->size() - 1, 0));
   EXPECT_TRUE(store->GetPage({0, 0}, 1).status().is_data_loss()) << "a damaged image is never served";
+}
+
+// A store of page p with images at 10..50, then TruncateAfter(30) as a
+// seal does; the truncation record ends the file. Recovery damage is opened
+// with OpenDamaged, which expects the refusal or the rewrite it is told to.
+class DamagedPageStoreTest : public PageStoreTest {
+ protected:
+  const PageId p{3, 9};
+  const std::string seg = kDir + "/0000000000000001.seg";
+  std::uint64_t truncation_at = 0;  // offset of the truncation record
+  void SetUp() override {
+    auto store = Open();
+    for (Lsn lsn = 10; lsn <= 50; lsn += 10) ASSERT_TRUE(store->PutPage(p, lsn, Image(p, lsn)).ok());
+    ASSERT_OK(store->Sync());
+    truncation_at = fs->FileContents(seg)->size();
+    ASSERT_OK(store->TruncateAfter(30));
+  }
+  Result<std::unique_ptr<PageStore>> OpenDamaged(std::optional<Lsn> last_truncation, RecoveryReport* report) {
+    PageStoreOptions o;
+    o.log = log.sink();
+    o.last_truncation = last_truncation;
+    return PageStore::Open(fs, kDir, o, report);
+  }
+};
+
+TEST_F(DamagedPageStoreTest, TornTruncationAtTheEndIsWrittenAgain) {
+  // A crash kept the whole truncation record but tore its last byte: a
+  // complete record with a bad CRC. The node names it from node_meta.
+  log.Expect("rewriting the damaged last record", "the test tears the truncation the owner vouches for");
+  const std::string intact = *fs->FileContents(seg);
+  ASSERT_EQ(intact.size(), truncation_at + storage::kRecordHeaderSize);
+  ASSERT_OK(fs->FlipBit(seg, intact.size() - 1, 5));
+  RecoveryReport report;
+  auto store = OpenDamaged(30, &report);
+  ASSERT_TRUE(store.ok()) << "the store refused its own torn truncation: " << store.status().ToString();
+  EXPECT_EQ(report.damaged_records_rewritten, 1u);
+  EXPECT_EQ(*fs->FileContents(seg), intact) << "the truncation is back, intact, in its place";
+  EXPECT_EQ((*store)->GetPage(p, 1000)->lsn, 30u) << "versions above the truncation stay dropped";
+  EXPECT_EQ((*store)->stats().versions, 3u);
+  store->reset();
+  fs->SimulateCrash();
+  auto again = OpenDamaged(30, &report);
+  ASSERT_TRUE(again.ok()) << "the rewrite was synced: " << again.status().ToString();
+  EXPECT_EQ((*again)->GetPage(p, 1000)->lsn, 30u);
+}
+
+TEST_F(DamagedPageStoreTest, TornTruncationIsRefusedUnlessTheOwnerNamesIt) {
+  log.Expect("refusing to open", "the test damages the truncation record");
+  ASSERT_OK(fs->FlipBit(seg, fs->FileContents(seg)->size() - 1, 5));
+  const std::string before = *fs->FileContents(seg);
+  for (std::optional<Lsn> named : {std::optional<Lsn>(), std::optional<Lsn>(40)}) {
+    RecoveryReport report;
+    auto store = OpenDamaged(named, &report);
+    ASSERT_FALSE(store.ok()) << "cut a truncation nobody vouched for";
+    EXPECT_TRUE(store.status().is_data_loss()) << store.status().ToString();
+    ASSERT_TRUE(report.damage.has_value());
+    EXPECT_EQ(report.damage->offset, truncation_at);
+    EXPECT_EQ(*fs->FileContents(seg), before) << "nothing may be cut or rewritten";
+  }
+}
+
+TEST_F(DamagedPageStoreTest, DamagedRecordFollowedByAValidOneIsRefused) {
+  // Rot in the second image: the images after it prove it was written and
+  // synced, so this is damage, never a torn tail, truncation named or not.
+  log.Expect("refusing to open", "the test damages a synced page image");
+  const std::uint64_t second = storage::kSegmentHeaderSize + storage::kRecordHeaderSize + storage::kPageKeySize +
+                               Image(p, 10).size();
+  ASSERT_OK(fs->FlipBit(seg, second + storage::kRecordHeaderSize + 20, 2));
+  const std::string before = *fs->FileContents(seg);
+  RecoveryReport report;
+  auto store = OpenDamaged(30, &report);
+  ASSERT_FALSE(store.ok()) << "damage before valid records was cut";
+  EXPECT_TRUE(store.status().is_data_loss()) << store.status().ToString();
+  const std::string why = store.status().message();
+  EXPECT_NE(why.find(seg + " offset " + std::to_string(second)), std::string::npos) << why;
+  EXPECT_NE(why.find("valid records follow"), std::string::npos) << why;
+  EXPECT_NE(why.find("Nothing was cut"), std::string::npos) << why;
+  EXPECT_EQ(*fs->FileContents(seg), before);
+}
+
+TEST_F(DamagedPageStoreTest, DamagedLastPageImageIsRefusedEvenWithATruncationNamed) {
+  // A complete image with a bad CRC at the end may have been acknowledged;
+  // only the named truncation is rewritten.
+  log.Expect("refusing to open", "the test damages the last page image");
+  {
+    auto store = OpenDamaged(30, nullptr);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->PutPage(p, 40, Image(p, 40)).ok());
+    ASSERT_OK((*store)->Sync());
+  }
+  ASSERT_OK(fs->FlipBit(seg, fs->FileContents(seg)->size() - 1, 5));
+  RecoveryReport report;
+  auto store = OpenDamaged(30, &report);
+  ASSERT_FALSE(store.ok()) << "an image that may have been acknowledged was cut";
+  EXPECT_TRUE(store.status().is_data_loss()) << store.status().ToString();
+  EXPECT_EQ(report.damaged_records_rewritten, 0u);
 }
 
 }  // namespace

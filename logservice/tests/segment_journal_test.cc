@@ -41,7 +41,8 @@ class SegmentJournalTest : public ::testing::Test {
     recorded = Recorder();
     report = RecoveryReport();
     return SegmentJournal::Open(
-        fs, kDir, JournalOptions{SegmentKind::kRedo, segment_bytes, 0, log.sink(), std::move(cut_damaged_tail)},
+        fs, kDir,
+        JournalOptions{SegmentKind::kRedo, segment_bytes, 0, log.sink(), std::move(cut_damaged_tail), std::nullopt},
         &recorded, &report);
   }
   static Result<SegmentJournal::Appended> AppendRedo(SegmentJournal& j, Lsn start, const std::string& bytes) {

@@ -813,11 +813,6 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   auto log = LogStore::Open(n.fs, JoinPath(n.opt.data_dir, "redo"), lo);
   if (!log.ok()) return log.status();
   n.log = std::move(log.value());
-  PageStoreOptions po;
-  po.log = sink;
-  auto pages = PageStore::Open(n.fs, JoinPath(n.opt.data_dir, "pages"), po);
-  if (!pages.ok()) return pages.status();
-  n.pages = std::move(pages.value());
   n.ckpt = std::make_unique<CheckpointStore>(n.fs, n.opt.data_dir);
   // node_meta, tail and checkpoint are replaced by rename; after a process
   // crash between a rename and its directory fsync the new file is visible
@@ -844,6 +839,14 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
     // peers (docs/design/logservice-node-rebuild.md).
     n.meta.rebuilding = true;
   }
+  // After node_meta: the seal's page cut is the store's last truncation,
+  // which it can then write again if a crash tore it (PageStoreOptions).
+  PageStoreOptions po;
+  po.log = sink;
+  if (n.meta.seal_epoch > 0) po.last_truncation = n.meta.seal_lsn;
+  auto pages = PageStore::Open(n.fs, JoinPath(n.opt.data_dir, "pages"), po);
+  if (!pages.ok()) return pages.status();
+  n.pages = std::move(pages.value());
   // Versions 1 and 2 cut the log before saving the seal and kept no cut.
   const bool legacy_meta = n.meta.tail_in_file;
   if (n.meta.tail_in_file) {

@@ -117,7 +117,7 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(std::shared_ptr<FileSystem> fs,
   state->options = options;
   LogReplay replay(&state->index);
   storage::JournalOptions jo{storage::SegmentKind::kRedo, options.segment_bytes, options.initial_lsn, options.log,
-                            options.cut_damaged_tail};
+                            options.cut_damaged_tail, /*rewrite_damaged_tail=*/std::nullopt};
   auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
   if (!journal.ok()) return journal.status();
   state->journal = std::move(journal).value();

@@ -5,7 +5,9 @@
 // memory, rebuilt by replaying the journal on Open. A version is visible to
 // GetPage only once its sequence is synced, so GetPage, like LogStore::Read,
 // never serves anything a crash could take back. TruncateAfter writes a
-// kTruncate record (replayed the same way) and syncs before returning.
+// kTruncate record (replayed the same way) and syncs before returning. A
+// damaged truncation at the very end is rewritten at Open when the owner
+// names it (PageStoreOptions::last_truncation); other damage refuses.
 // Locks: mu_ before the journal's mutex; fdatasync without mu_.
 #include "strata/logservice/page_store.h"
 
@@ -37,6 +39,9 @@ void DropVersionsAfter(VersionMap* versions, Lsn lsn) {
     page = by_lsn.empty() ? versions->erase(page) : std::next(page);
   }
 }
+
+// The page store's truncation record (no fence epoch: the log's carries it).
+RecordHeader TruncationHeader(Lsn lsn) { return RecordHeader{RecordType::kTruncate, 0, lsn, lsn, 0}; }
 
 PageId DecodePageKey(std::string_view payload) {
   return PageId{storage::GetFixed32(payload.data()), storage::GetFixed32(payload.data() + 4)};
@@ -91,7 +96,9 @@ Result<std::unique_ptr<PageStore>> PageStore::Open(std::shared_ptr<FileSystem> f
   state->options = options;
   PageReplay replay(&state->versions);
   storage::JournalOptions jo{storage::SegmentKind::kPages, options.segment_bytes, 0, options.log,
-                            options.cut_damaged_tail};
+                            options.cut_damaged_tail,
+                            options.last_truncation ? std::optional(TruncationHeader(*options.last_truncation))
+                                                    : std::nullopt};
   auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
   if (!journal.ok()) return journal.status();
   state->journal = std::move(journal).value();
@@ -155,8 +162,7 @@ Status PageStore::TruncateAfter(Lsn lsn) {
   std::uint64_t sequence;
   {
     std::lock_guard<std::mutex> lock(s_->mu);
-    RecordHeader h{RecordType::kTruncate, 0, lsn, lsn, 0};
-    auto appended = s_->journal->Append({{h, {}}});
+    auto appended = s_->journal->Append({{TruncationHeader(lsn), {}}});
     if (!appended.ok()) return appended.status();
     DropVersionsAfter(&s_->versions, lsn);
     sequence = appended->sequence;

@@ -12,7 +12,10 @@
 //        - older segment: it was sealed (fdatasync'ed) before its successor
 //          existed, so anything there is damage to acknowledged data;
 //        - newest segment: a torn tail (rule below) is cut off with ftruncate
-//          and logged as a WARNING; anything else is damage.
+//          and logged as a WARNING; so is a damaged last record the owner
+//          vouches for (JournalOptions::rewrite_damaged_tail), which is
+//          then appended again, intact, at the cut and synced with it;
+//          anything else is damage.
 //      Damage is never cut: Open fails with kCorruption naming the file, the
 //      offset and the LSNs (also as RecoveryReport::damage), logs that as an
 //      ERROR and leaves every file as it was. Healing is the node's: from its
@@ -50,6 +53,14 @@
 //     the opposite mistake would silently drop an acknowledged record;
 //   - an unreadable header with non-zero bytes after it, a header's worth or
 //     more: a header that was written whole and then rotted.
+// A damaged last record the owner vouches for is neither: whether it was
+// torn or synced and rotted, writing it again restores the history it
+// wrote. The cut and the append reach the disk with one fdatasync; a file
+// system that persists the cut alone in a crash right there loses the
+// record as a torn write would. For the page store's truncation that is
+// harmless if it had been torn (the node repeats a seal's cuts while its
+// log misses the cut too), not if it had been synced: rot followed by a
+// crash inside Open, two faults.
 // Limits of the rule: a disk that reorders writes across a power loss (later
 // blocks landing, earlier ones not) makes a crash look like damage: the node
 // fail-stops, nothing is lost. Damage is taken for a torn tail only when the
@@ -133,6 +144,18 @@ TailVerdict JudgeTail(std::string_view bytes, std::size_t at, Lsn segment_base, 
   return v;
 }
 
+// True if `rest` (from the first record that does not check out to the end
+// of the file) is one header-only record's worth of bytes whose header,
+// read without the CRC, names `want`'s type and LSNs: the record the owner
+// vouches for. Its other bytes (CRC, epoch) are what a torn last sector or
+// rot spoiled; `want` replaces them.
+bool IsRecordToRewrite(std::string_view rest, const std::optional<RecordHeader>& want) {
+  RecordHeader claimed;
+  return want && want->payload_len == 0 && rest.size() == kRecordHeaderSize && PeekRecordHeader(rest, &claimed) &&
+         claimed.type == want->type && claimed.payload_len == 0 && claimed.start_lsn == want->start_lsn &&
+         claimed.end_lsn == want->end_lsn;
+}
+
 }  // namespace
 
 SegmentJournal::SegmentJournal(std::shared_ptr<FileSystem> fs, std::string dir, JournalOptions options)
@@ -190,6 +213,9 @@ Result<std::unique_ptr<SegmentJournal>> SegmentJournal::Open(std::shared_ptr<Fil
     // RecoverSegment logged the cut and counted it in the report.
     if (!newest_removed && j->active_->Size() != newest_valid_end)
       STRATA_RETURN_IF_ERROR(j->active_->Truncate(newest_valid_end));
+    // Synced below with the cut: a crash before that fdatasync leaves the
+    // damaged bytes, which the next Open judges the same way.
+    if (!j->rewrite_at_open_.empty()) STRATA_RETURN_IF_ERROR(j->active_->Append(j->rewrite_at_open_));
   }
   // Make what we replayed durable before it can be acknowledged.
   STRATA_RETURN_IF_ERROR(j->active_->Sync());
@@ -263,6 +289,15 @@ Status SegmentJournal::RecoverSegment(std::uint64_t sequence, bool newest, Repla
       options_.log(LogLevel::kWarning, "recovery: cutting torn tail of " + path + " at offset " + std::to_string(at) +
                                            " (" + v.why + "), dropping " + std::to_string(dropped) + " unsynced bytes");
       report->torn_tail_bytes_truncated += dropped;
+    } else if (newest && IsRecordToRewrite(std::string_view(bytes).substr(at), options_.rewrite_damaged_tail)) {
+      const RecordHeader& h = *options_.rewrite_damaged_tail;
+      options_.log(LogLevel::kWarning, "recovery: rewriting the damaged last record of " + path + " at offset " +
+                                           std::to_string(at) + " (" + v.why + "): its owner vouches for it");
+      Status applied = replay->OnRecord(h, {}, RecordLocation{sequence, at, 0});
+      if (!applied.ok())
+        return Status::Corruption(path + " offset " + std::to_string(at) + ": replay failed: " + applied.ToString());
+      EncodeRecord(h, {}, &rewrite_at_open_);
+      ++report->damaged_records_rewritten;
     } else if (newest && permitted && permitted->file == path && permitted->offset == at) {
       options_.log(LogLevel::kWarning, "recovery: cutting damaged tail of " + path + " at offset " +
                                            std::to_string(at) + " as the node asked (" + v.why + "), dropping " +

@@ -77,6 +77,15 @@ struct JournalOptions {
   // The node's permission to cut the newest segment at a damaged record an
   // earlier Open refused (matched by file and offset; see LogStoreOptions).
   std::optional<DamagedRecord> cut_damaged_tail;
+  // A header-only record its owner can vouch for from state kept elsewhere
+  // (the page store: the seal's truncation, which the node keeps in
+  // node_meta). If the newest segment ends in exactly one record's worth of
+  // bytes that fail their checks but whose header, read without the CRC,
+  // names this record's type and LSNs, Open writes this record in their
+  // place (logged, counted in RecoveryReport::damaged_records_rewritten).
+  // Torn by a crash or rotted after it was synced, the history is then the
+  // one that record wrote, so the journal need not tell which it was.
+  std::optional<RecordHeader> rewrite_damaged_tail;
 };
 
 class SegmentJournal {
@@ -141,6 +150,7 @@ class SegmentJournal {
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;
   const JournalOptions options_;
+  std::string rewrite_at_open_;  // Open appends it at the cut (rewrite_damaged_tail)
 
   mutable std::mutex mu_;  // everything below except the atomics
   std::map<std::uint64_t, Segment> segments_;

@@ -28,6 +28,15 @@ struct PageStoreOptions {
   std::uint64_t segment_bytes = 64ull << 20;
   LogSink log = StderrLogSink();
   std::optional<DamagedRecord> cut_damaged_tail;  // as LogStoreOptions::cut_damaged_tail
+  // The owner's own record of the last TruncateAfter it asked for (the
+  // node: its seal's cut, in node_meta). A truncation is header-only, so a
+  // crash that tears the last sector of its write leaves a complete record
+  // with a bad CRC, which recovery cannot tell from rot. If the store ends
+  // in exactly such a record claiming TruncateAfter(last_truncation), Open
+  // writes that truncation again in its place instead of refusing: either
+  // way the result is the state it stood for. Any other damage still
+  // refuses.
+  std::optional<Lsn> last_truncation;
 };
 
 struct PageVersion {

@@ -72,6 +72,7 @@ struct RecoveryReport {
   std::uint64_t torn_segments_removed = 0;      // newest segment with a torn header
   std::uint64_t released_segments_deleted = 0;  // left over from a crash during ReleaseBelow
   std::uint64_t damaged_tail_bytes_cut = 0;     // cut at the node's request (cut_damaged_tail)
+  std::uint64_t damaged_records_rewritten = 0;  // a damaged last record its owner vouched for
   // Set when Open refused (kCorruption) because of a damaged record; nothing
   // was cut. Unset for other refusals (missing segment, damaged sealed header).
   std::optional<DamagedRecord> damage;
