@@ -182,21 +182,25 @@ class LogServiceBackend final : public Backend {
 
   Status wait_durable(std::uint64_t lsn) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "wait_durable before acquire_writer");
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      const auto s = writer_->WaitDurable(lsn, std::chrono::seconds(5));
-      if (s.ok() || s.code() == ls::Code::kFenced) return from(s);
-      if (!keep_waiting("wait for durable redo", s, start)) return from(s);
-    }
+    return wait_in_slices("wait for durable redo",
+                          [&](std::chrono::milliseconds slice) { return writer_->WaitDurable(lsn, slice); });
   }
 
   Status wait_written(std::uint64_t lsn) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "wait_written before acquire_writer");
+    return wait_in_slices("wait for written redo",
+                          [&](std::chrono::milliseconds slice) { return writer_->WaitWritten(lsn, slice); });
+  }
+
+  // Runs a client wait in slices of 5 s until it succeeds, the writer is
+  // fenced, or keep_waiting() gives up (it logs each stalled slice).
+  template <typename Wait>
+  Status wait_in_slices(const char *what, Wait wait) {
     const auto start = std::chrono::steady_clock::now();
     for (;;) {
-      const auto s = writer_->WaitWritten(lsn, std::chrono::seconds(5));
+      const auto s = wait(std::chrono::milliseconds(5000));
       if (s.ok() || s.code() == ls::Code::kFenced) return from(s);
-      if (!keep_waiting("wait for written redo", s, start)) return from(s);
+      if (!keep_waiting(what, s, start)) return from(s);
     }
   }
 
