@@ -291,6 +291,50 @@ TEST_F(FakeNicPair, QueuePairInErrorStateFailsBothSides) {
   EXPECT_EQ(server_close_[0].code(), StatusCode::kClosed) << server_close_[0].ToString();
 }
 
+// The link drops under both ends (kDisconnect: neither called
+// rdma_disconnect): each flushes and reports the flush by name, once.
+TEST_F(FakeNicPair, LinkDropFailsBothSidesWithTheFlushStatus) {
+  Connect(TestOptions(&log_), TestOptions(&log_, 43));
+  nic_->AddFault({FakeFault::Kind::kDisconnect, kClientSide, -1, 0, 1.0});
+  client_->Send(Pattern(100, 1)).IgnoreError();  // its transmission (or a PING's) drops the link
+  ASSERT_TRUE(signal_.WaitUntil([&] { return client_close_.size() == 1 && server_close_.size() == 1; }));
+  for (const Status& why : {client_close_[0], server_close_[0]}) {
+    EXPECT_EQ(why.code(), StatusCode::kClosed) << why.ToString();
+    EXPECT_NE(why.message().find("completion error IBV_WC_WR_FLUSH_ERR"), std::string::npos) << why.ToString();
+  }
+  EXPECT_EQ(nic_->stats().faults_by_kind[static_cast<size_t>(FakeFault::Kind::kDisconnect)], 1u);
+}
+
+// max_faults bounds the faults a probability fires; SetFaultsEnabled(false)
+// stops them while events are still counted.
+TEST(FakeNicFaultSwitches, BudgetAndOffSwitchStopFaults) {
+  FakeNicOptions o;
+  o.seed = FakeNicSeed(9);
+  o.poison = false;
+  o.max_faults = 3;
+  o.faults.push_back({FakeFault::Kind::kPostRecvFails, -1, -1, 0, /*probability=*/1.0, ENOMEM});
+  FakeNic nic(o);
+  auto [a, b] = nic.CreatePair(4, 64);
+  std::vector<std::byte> buf(64);
+  auto keys = a->Register(buf, false);
+  ASSERT_TRUE(keys.ok());
+  int failed = 0;
+  for (int i = 0; i < 10; ++i) failed += a->PostRecv(i, {buf.data(), 1}, keys.value().lkey).ok() ? 0 : 1;
+  EXPECT_EQ(failed, 3) << "the budget of 3 is spent, later posts go through";
+  FakeNicOptions o2 = o;
+  o2.max_faults = 0;
+  FakeNic nic2(o2);
+  nic2.SetFaultsEnabled(false);
+  auto [c, d] = nic2.CreatePair(4, 64);
+  auto keys2 = c->Register(buf, false);
+  ASSERT_TRUE(keys2.ok());
+  EXPECT_TRUE(c->PostRecv(1, {buf.data(), 1}, keys2.value().lkey).ok());
+  nic2.SetFaultsEnabled(true);
+  const Status s = c->PostRecv(2, {buf.data(), 1}, keys2.value().lkey);
+  EXPECT_EQ(s.message().rfind("ibv_post_recv failed: ENOMEM", 0), 0u) << s.ToString();
+  EXPECT_EQ(nic2.stats().faults_fired, 1u);
+}
+
 // Several connections on one fake NIC and one I/O thread per side: their
 // completions interleave in any order across queue pairs; each connection
 // still delivers its own messages intact and in order.
@@ -405,7 +449,8 @@ TEST_P(FakeNicWorkload, FaultsFailCleanlyAndNeverCorrupt) {
   if (faults) {
     using K = FakeFault::Kind;
     const double scale = 1.0 / (100 << (rng() % 8));  // 1/100 .. 1/12800 per event
-    for (K k : {K::kPostSendFails, K::kPostRecvFails, K::kPollFails, K::kRetryExceeded, K::kRemoteAccessError, K::kQpError})
+    for (K k : {K::kPostSendFails, K::kPostRecvFails, K::kPollFails, K::kRetryExceeded, K::kRemoteAccessError, K::kQpError,
+                K::kDisconnect})
       nic_->AddFault({k, -1, -1, 0, scale * (k == K::kRemoteAccessError ? 5 : 1), ENOMEM});
   }
   std::vector<std::vector<std::byte>> sent;

@@ -96,6 +96,80 @@ TEST_F(FakeVerbsTransport, WrongSecretIsRefusedOverVerbsToo) {
   EXPECT_EQ(conn.status().code(), StatusCode::kAuthFailed) << conn.status().ToString();
 }
 
+// FakeVerbsFabricOptions::faults, one kind at a time at probability 1,
+// turned on once the connection is up: the connection closes (on either
+// side) with a status that names the verb or the completion status, and
+// nothing stays registered once the Transports are gone.
+struct FabricFaultCase {
+  const char* name;
+  double FakeVerbsFaults::*probability;
+  const char* named;  // in the close status of at least one side
+};
+
+class FakeVerbsFabricFault : public ::testing::TestWithParam<FabricFaultCase> {};
+
+TEST_P(FakeVerbsFabricFault, SurfacesAsANamedConnectionError) {
+  const FabricFaultCase& fc = GetParam();
+  FakeVerbsFabricOptions fo;
+  fo.seed = 11;
+  fo.faults.*fc.probability = 1.0;
+  fo.faults.enabled = false;
+  auto fabric = FakeVerbsFabric::Create(fo);
+  LogCapture log;
+  auto options = [&](uint64_t seed) {
+    TransportOptions o = TestOptions(&log, seed);
+    o.fake_verbs_for_tests = fabric;
+    return o;
+  };
+  auto server = MakeTransport(options(42));
+  auto client = MakeTransport(options(43));
+  Signal signal;
+  std::vector<Status> closes;
+  auto listener = server->Listen("rdma://127.0.0.1:0", [&](const std::shared_ptr<Connection>&) {
+    ConnectionHandlers h;
+    h.on_close = [&](Connection&, const Status& st) { signal.Notify([&] { closes.push_back(st); }); };
+    return h;
+  });
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  ConnectionHandlers h;
+  h.on_close = [&](Connection&, const Status& st) { signal.Notify([&] { closes.push_back(st); }); };
+  auto conn = client->Connect("rdma://127.0.0.1:" + std::to_string(listener.value()->endpoint().port), h);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  fabric->SetFaultsEnabled(true);
+  for (int i = 0; i < 50; ++i) {
+    const auto p = Pattern(i % 2 == 0 ? 5000 : 100, i);
+    if (!(i % 2 == 0 ? conn.value()->SendBulk(p, {}, 1s) : conn.value()->Send(p, {}, 1s)).ok()) break;
+  }
+  ASSERT_TRUE(signal.WaitUntil([&] { return closes.size() == 2; })) << fc.name << ": both sides close";
+  {
+    std::lock_guard lock(signal.mu());
+    bool named = false;
+    for (const Status& st : closes) {
+      EXPECT_FALSE(st.ok()) << fc.name;
+      named |= st.message().find(fc.named) != std::string::npos;
+    }
+    EXPECT_TRUE(named) << fc.name << ": " << closes[0].ToString() << " / " << closes[1].ToString();
+  }
+  EXPECT_GE(fabric->faults_fired().total(), 1u);
+  for (const auto& v : fabric->violations()) ADD_FAILURE() << v;
+  conn.value().reset();
+  listener.value().reset();
+  client.reset();
+  server.reset();
+  EXPECT_EQ(fabric->registered_bytes(), 0u) << fc.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, FakeVerbsFabricFault,
+    ::testing::Values(FabricFaultCase{"PostSend", &FakeVerbsFaults::post_send_fails, "ibv_post_send failed: ENOMEM"},
+                      FabricFaultCase{"PostRecv", &FakeVerbsFaults::post_recv_fails, "ibv_post_recv failed: ENOMEM"},
+                      FabricFaultCase{"Poll", &FakeVerbsFaults::poll_fails, "ibv_poll_cq failed"},
+                      FabricFaultCase{"ErrorCompletion", &FakeVerbsFaults::error_completion, "IBV_WC_RETRY_EXC_ERR"},
+                      FabricFaultCase{"RemoteAccess", &FakeVerbsFaults::remote_access_error, "IBV_WC_REM_ACCESS_ERR"},
+                      FabricFaultCase{"QpError", &FakeVerbsFaults::qp_error, "IBV_WC_WR_FLUSH_ERR"},
+                      FabricFaultCase{"Disconnect", &FakeVerbsFaults::disconnect, "IBV_WC_WR_FLUSH_ERR"}),
+    [](const ::testing::TestParamInfo<FabricFaultCase>& p) { return std::string(p.param.name); });
+
 TEST_F(FakeVerbsTransport, WithoutTheSwitchRdmaNeedsADevice) {
   if (Transport::RdmaDeviceAvailable()) GTEST_SKIP() << "this machine has an RDMA device";
   auto t = MakeTransport(TestOptions(&log_, 44));

@@ -89,8 +89,6 @@ struct Cqe {
   bool from_send_queue;
 };
 
-constexpr int kFaultKinds = 6;
-
 struct QpState {
   int pair = 0, side = 0;
   QpState* peer = nullptr;
@@ -109,7 +107,7 @@ struct QpState {
   bool hold_transmit = false, hold_ack = false;
   bool armed = true;          // ibv_req_notify_cq: the next completion raises an event
   int event_fd = -1;
-  uint64_t events[kFaultKinds] = {};
+  uint64_t events[FakeFault::kKinds] = {};
 
   std::string Name() const { return "pair " + std::to_string(pair) + " side " + std::to_string(side); }
 };
@@ -135,6 +133,7 @@ struct FakeNic::Fabric {
   const FakeFault* Fires(QpState& q, FakeFault::Kind kind) {
     const auto k = static_cast<size_t>(kind);
     const uint64_t n = ++q.events[k];
+    if (!faults_enabled || (options.max_faults != 0 && stats.faults_fired >= options.max_faults)) return nullptr;
     for (const FakeFault& f : options.faults) {
       if (f.kind != kind || (f.side >= 0 && f.side != q.side) || (f.pair >= 0 && f.pair != q.pair)) continue;
       bool fire = false;
@@ -146,6 +145,7 @@ struct FakeNic::Fabric {
       }
       if (fire) {
         ++stats.faults_fired;
+        ++stats.faults_by_kind[k];
         return &f;
       }
     }
@@ -261,6 +261,14 @@ struct FakeNic::Fabric {
     if (Fires(q, FakeFault::Kind::kQpError)) {
       q.sq.push_front(wr);
       ToError(q);
+      return;
+    }
+    if (Fires(q, FakeFault::Kind::kDisconnect)) {
+      // As if rdma_cm tore the connection down under the consumer (a port
+      // went down, the CM timed out): it never called rdma_disconnect, yet
+      // both ends flush; its own later Disconnect is a no-op.
+      q.sq.push_front(wr);
+      Disconnect(q);
       return;
     }
     if (peer == nullptr || peer->error) {
@@ -394,6 +402,7 @@ struct FakeNic::Fabric {
   FakeNicStats stats;
   uint32_t next_key = 0x100;
   int next_pair = 0;
+  bool faults_enabled = true;
   bool stop = false;
   std::thread thread;  // last: starts once the rest exists
 };
@@ -565,6 +574,11 @@ void FakeNic::Hold(int pair, int side, Stage stage, bool held) {
 void FakeNic::AddFault(const FakeFault& fault) {
   std::lock_guard lock(fabric_->mu);
   fabric_->options.faults.push_back(fault);
+}
+
+void FakeNic::SetFaultsEnabled(bool enabled) {
+  std::lock_guard lock(fabric_->mu);
+  fabric_->faults_enabled = enabled;
 }
 
 std::vector<std::string> FakeNic::violations() const {

@@ -41,10 +41,15 @@
 //     registered regions and rkeys (IBV_WC_REM_ACCESS_ERR).
 //   - Fault injection (FakeFault) from the seed: failed posts, failed polls,
 //     completions with IBV_WC_RETRY_EXC_ERR / IBV_WC_REM_ACCESS_ERR, a QP
-//     moving to the error state. Whether the nth event of a QP faults is a
-//     pure function of (seed, pair, side, kind, n), so a failing seed
-//     replays the same faults whatever the thread timing; the NIC thread's
-//     scheduling is drawn from the same seed.
+//     moving to the error state, the link dropping (both ends disconnected,
+//     as rdma_cm tears a connection down). Whether the nth event of a QP
+//     faults is a pure function of (seed, pair, side, kind, n), so a failing
+//     seed replays the same faults whatever the thread timing; the NIC
+//     thread's scheduling is drawn from the same seed. Two switches sit on
+//     top and are not part of that function: max_faults (a budget: once
+//     spent nothing fires) and SetFaultsEnabled (a test turns faults off to
+//     check what survived them). Events are counted while faults are off, so
+//     turning them back on does not shift which events fault.
 //
 // Not modelled: packet loss and retransmission timing, async events
 // (ibv_get_async_event), memory windows, atomics, RDMA READ.
@@ -54,6 +59,7 @@
 // QueuePair may outlive the FakeNic that made it (the fabric is shared).
 #pragma once
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -74,7 +80,9 @@ struct FakeFault {
     kRetryExceeded,      // a transmitted SEND/WRITE is never acknowledged: IBV_WC_RETRY_EXC_ERR
     kRemoteAccessError,  // a transmitted WRITE_WITH_IMM is NAKed: IBV_WC_REM_ACCESS_ERR
     kQpError,            // the QP moves to the error state at a transmit (as on IBV_EVENT_QP_FATAL)
+    kDisconnect,         // the link drops at a transmit: this QP errors now, its peer after the DREQ
   };
+  static constexpr int kKinds = 7;
   Kind kind = Kind::kPostSendFails;
   int side = -1;            // 0: first QP of a pair, 1: second, -1: both
   int pair = -1;            // CreatePair's index, -1: every pair
@@ -96,6 +104,9 @@ struct FakeNicOptions {
   std::chrono::microseconds max_delay{200};
   bool rnr_retry_forever = true;
   std::vector<FakeFault> faults;
+  // At most this many faults fire on this NIC (0: no limit), so a test can
+  // bound the damage a high probability does to a long run.
+  uint64_t max_faults = 0;
 };
 
 struct FakeNicStats {
@@ -106,6 +117,7 @@ struct FakeNicStats {
   uint64_t rnr_waits = 0;       // transmits that found no receive posted
   uint64_t flushed = 0;         // completions with IBV_WC_WR_FLUSH_ERR
   uint64_t faults_fired = 0;
+  std::array<uint64_t, FakeFault::kKinds> faults_by_kind{};  // indexed by Kind
   // Bytes registered (ibv_reg_mr) by QPs that still exist: what the
   // consumers pin right now.
   uint64_t registered_bytes = 0;
@@ -129,6 +141,8 @@ class FakeNic {
   enum class Stage : uint8_t { kTransmit, kAck };
   void Hold(int pair, int side, Stage stage, bool held);
   void AddFault(const FakeFault& fault);
+  // Off: no fault fires (events are still counted). On by default.
+  void SetFaultsEnabled(bool enabled);
 
   // Consumer writes to buffers the NIC owned, as readable lines (empty when
   // the engine kept to the verbs contract).

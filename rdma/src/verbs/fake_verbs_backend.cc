@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <future>
 #include <map>
 #include <mutex>
@@ -25,6 +26,21 @@ FakeNicOptions NicOptions(const FakeVerbsFabricOptions& o) {
   n.seed = o.seed;
   n.poison = o.poison;
   n.delay_probability = o.delay_probability;
+  n.max_faults = o.faults.max_faults;
+  using K = FakeFault::Kind;
+  const std::pair<K, double> kinds[] = {
+      {K::kPostSendFails, o.faults.post_send_fails}, {K::kPostRecvFails, o.faults.post_recv_fails},
+      {K::kPollFails, o.faults.poll_fails},          {K::kRetryExceeded, o.faults.error_completion},
+      {K::kRemoteAccessError, o.faults.remote_access_error}, {K::kQpError, o.faults.qp_error},
+      {K::kDisconnect, o.faults.disconnect}};
+  for (const auto& [kind, probability] : kinds) {
+    if (probability <= 0) continue;
+    FakeFault f;
+    f.kind = kind;
+    f.probability = probability;
+    f.error = ENOMEM;  // what a provider returns when its queue or memory runs out
+    n.faults.push_back(f);
+  }
   return n;
 }
 
@@ -41,7 +57,9 @@ struct ListenerEntry {
 }  // namespace
 
 struct FakeVerbsFabric::Impl {
-  explicit Impl(const FakeVerbsFabricOptions& o) : nic(NicOptions(o)), seed(o.seed) {}
+  explicit Impl(const FakeVerbsFabricOptions& o) : nic(NicOptions(o)), seed(o.seed) {
+    nic.SetFaultsEnabled(o.faults.enabled);
+  }
 
   FakeNic nic;
   const uint64_t seed;
@@ -59,6 +77,39 @@ FakeVerbsFabric::~FakeVerbsFabric() = default;
 std::vector<std::string> FakeVerbsFabric::violations() const { return impl_->nic.violations(); }
 uint64_t FakeVerbsFabric::registered_bytes() const { return impl_->nic.stats().registered_bytes; }
 uint64_t FakeVerbsFabric::seed() const { return impl_->seed; }
+void FakeVerbsFabric::SetFaultsEnabled(bool enabled) { impl_->nic.SetFaultsEnabled(enabled); }
+
+FakeVerbsFaultCounts FakeVerbsFabric::faults_fired() const {
+  const auto by_kind = impl_->nic.stats().faults_by_kind;
+  auto at = [&](FakeFault::Kind k) { return by_kind[static_cast<size_t>(k)]; };
+  using K = FakeFault::Kind;
+  FakeVerbsFaultCounts c;
+  c.post_send_fails = at(K::kPostSendFails);
+  c.post_recv_fails = at(K::kPostRecvFails);
+  c.poll_fails = at(K::kPollFails);
+  c.error_completion = at(K::kRetryExceeded);
+  c.remote_access_error = at(K::kRemoteAccessError);
+  c.qp_error = at(K::kQpError);
+  c.disconnect = at(K::kDisconnect);
+  return c;
+}
+
+std::string FakeVerbsFaultCounts::ToString() const {
+  std::string out;
+  auto add = [&](const char* name, uint64_t n) {
+    if (n == 0) return;
+    if (!out.empty()) out += ' ';
+    out += std::string(name) + "=" + std::to_string(n);
+  };
+  add("post_send_fails", post_send_fails);
+  add("post_recv_fails", post_recv_fails);
+  add("poll_fails", poll_fails);
+  add("error_completion", error_completion);
+  add("remote_access_error", remote_access_error);
+  add("qp_error", qp_error);
+  add("disconnect", disconnect);
+  return out.empty() ? "none" : out;
+}
 
 namespace {
 
