@@ -218,9 +218,6 @@ int TransportStatus(const Args& a) {
     std::cerr << "logservicectl: " << t.status().message() << "\n";
     return 2;
   }
-  static constexpr const char* kCounterNames[] = {"appends", "append_bytes", "fdatasyncs", "segments",
-                                                  "disk_bytes", "stale_refused", "gap_fill_bytes",
-                                                  "tail_writes", "reads", "promises", "seals"};
   int rc = 0;
   for (const auto& addr : server::SplitList(a.nodes)) {
     auto ch = repl::RpcChannel::Connect(**t, addr, nullptr, nullptr);
@@ -244,9 +241,12 @@ int TransportStatus(const Args& a) {
         {"complete_lsn", std::to_string(s.complete)},
         {"highest_lsn", std::to_string(s.highest)},
         {"tail", std::to_string(s.tail.block_lsn) + "-" + std::to_string(s.tail.data_end) + "@" +
-                     std::to_string(s.tail.epoch)}};
-    for (std::size_t i = 0; i < s.counters.size() && i < std::size(kCounterNames); ++i)
-      kv.emplace_back(kCounterNames[i], std::to_string(s.counters[i]));
+                     std::to_string(s.tail.epoch)},
+        // member: counts toward quorums; rebuilding: copying its log from a
+        // peer (new, lost its storage, or moved a damaged log aside).
+        {"membership", s.rebuilding ? (s.was_member ? "rebuilding (lost a member's log)" : "rebuilding") : "member"}};
+    for (std::size_t i = 0; i < s.counters.size() && i < std::size(wire::kNodeCounterNames); ++i)
+      kv.emplace_back(wire::kNodeCounterNames[i], std::to_string(s.counters[i]));
     Print(kv, a.json);
   }
   return rc;

@@ -12,11 +12,7 @@
 namespace strata::logservice::admin {
 
 const char* CounterName(std::size_t i) {
-  static constexpr const char* kNames[] = {"appends",       "append_bytes",   "fdatasyncs", "segments",
-                                           "disk_bytes",    "stale_refused",  "gap_fill_bytes",
-                                           "tail_writes",   "reads",          "promises",   "seals"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(wire::NodeCounter::kCount));
-  return i < std::size(kNames) ? kNames[i] : "unknown";
+  return i < std::size(wire::kNodeCounterNames) ? wire::kNodeCounterNames[i] : "unknown";
 }
 
 namespace {

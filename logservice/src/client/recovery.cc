@@ -39,14 +39,22 @@ ClientStatus LogClient::Impl::WaitCaughtUp(Lsn target, Clock::time_point deadlin
 // Enough nodes answered, but too few of them are members: recovering from
 // the others could miss acknowledged bytes. Names the rebuilding nodes.
 ClientStatus LogClient::Impl::NoVoters(const std::vector<std::pair<std::size_t, Frame>>& answers) {
-  std::string rebuilding;
+  std::string rebuilding, lost;
   std::size_t members = 0;
   for (const auto& [i, f] : answers) {
     if (!f.state.rebuilding) ++members;
     else rebuilding += (rebuilding.empty() ? "" : ", ") + NodeName(i);
+    if (f.state.rebuilding && f.state.was_member) lost += (lost.empty() ? "" : ", ") + NodeName(i);
   }
-  return ClientStatus(Code::kUnavailable, "recovery needs " + std::to_string(r) + " nodes that kept their storage, " +
-                                              std::to_string(members) + " answered; rebuilding from peers: " + rebuilding);
+  std::string message = "recovery needs " + std::to_string(r) + " nodes that kept their storage, " +
+                        std::to_string(members) + " answered; rebuilding from peers: " + rebuilding;
+  // Every node rebuilding would be a new cluster, unless one of them held
+  // acknowledged redo before: then it may survive only in what was moved aside.
+  if (members == 0 && !lost.empty())
+    message += "; " + lost + " lost a log that held acknowledged redo (moved aside as damaged, or missing): " +
+               "bring back a node that kept its storage, or restore a node's redo/ from its checked " +
+               "redo.damaged-N copy; an empty cluster is never assumed";
+  return ClientStatus(Code::kUnavailable, std::move(message));
 }
 
 ClientStatus LogClient::Impl::OpenCluster() {

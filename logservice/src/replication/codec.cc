@@ -91,6 +91,7 @@ void PutState(Writer& w, const NodeState& s) {
   w.U32(static_cast<std::uint32_t>(s.counters.size()));
   for (std::uint64_t c : s.counters) w.U64(c);
   w.U8(s.rebuilding ? 1 : 0);
+  w.U8(s.was_member ? 1 : 0);
 }
 bool GetState(Reader& r, NodeState* s) {
   if (!r.Str(&s->node_id, wire::kMaxNodeId)) return false;
@@ -105,7 +106,7 @@ bool GetState(Reader& r, NodeState* s) {
   s->counters.resize(k);
   for (auto& c : s->counters)
     if (!r.U64(&c)) return false;
-  return r.Bool(&s->rebuilding);
+  return r.Bool(&s->rebuilding) && r.Bool(&s->was_member);
 }
 
 void PutBody(Writer& w, const Frame& f) {

@@ -57,6 +57,10 @@ struct NodeState {
   // Lost (or never had) its storage and is not yet rebuilt from a peer: its
   // log must not vote in recovery nor its acks count toward a write quorum.
   bool rebuilding = false;
+  // Has been a member: a rebuilding node with this set lost a log that held
+  // acknowledged bytes (a damaged log it moved aside, or a lost redo/
+  // directory with node_meta kept), so it is not a node of a new cluster.
+  bool was_member = false;
   bool operator==(const NodeState&) const = default;
 };
 

@@ -130,7 +130,9 @@ std::optional<std::vector<std::size_t>> RecoveryVoters(const std::vector<NodeSta
     if (!states[i].rebuilding) members.push_back(i);
   }
   if (members.size() >= r) return members;
-  if (members.empty() && states.size() == n) return all;
+  const bool lost_member_log =
+      std::any_of(states.begin(), states.end(), [](const NodeState& s) { return s.rebuilding && s.was_member; });
+  if (members.empty() && states.size() == n && !lost_member_log) return all;
   return std::nullopt;
 }
 

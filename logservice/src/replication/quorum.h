@@ -114,8 +114,11 @@ Lsn SealPoint(const std::vector<SealEntry>& node_history, Lsn node_end, const st
 // rebuilding, all of them: a fresh cluster (or a bootstrap whose writer
 // died before the nodes became members), where no byte was ever
 // acknowledged, since acknowledgements count only from members; any other
-// way to get there lost every member's disk. Otherwise nullopt: too few
-// members answered, and a recovery now could miss acknowledged bytes.
+// way to get there lost every member's disk. Not when one of them was a
+// member and lost its log (NodeState::was_member: a damaged log it moved
+// aside, a redo/ directory lost with node_meta kept): acknowledged bytes
+// existed, and may survive only in what was moved aside. Otherwise nullopt:
+// too few members answered, and a recovery now could miss acknowledged bytes.
 std::optional<std::vector<std::size_t>> RecoveryVoters(const std::vector<NodeState>& states, std::size_t n,
                                                        std::size_t r);
 

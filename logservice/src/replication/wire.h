@@ -48,7 +48,9 @@
 //                u8 tail_anchored (1: the blocks below the register's block are its writer's stream),
 //                history,
 //                u32 k, k*u64 counters (NodeCounter order; unknown extra counters are ignored),
-//                u8 rebuilding (1: the node lost or never had its storage and does not count toward any quorum)
+//                u8 rebuilding (1: the node lost or never had its storage and does not count toward any quorum),
+//                u8 was_member (1: the node has been a member; rebuilding too: it lost a log that held acknowledged
+//                bytes, so a cluster of rebuilding nodes that includes it is not new)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +61,8 @@ inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
 // 2: SealReq certify_lsn and NodeState rebuilding (node rebuild from a peer).
 // 3: history entries carry the recovered end; SealReq carries the recovered tail;
 //    NodeState carries tail_anchored.
-inline constexpr std::uint8_t kWireVersion = 3;
+// 4: NodeState carries was_member (a node that moved a damaged log aside).
+inline constexpr std::uint8_t kWireVersion = 4;
 
 inline constexpr std::size_t kMagicOffset = 0;
 inline constexpr std::size_t kVersionOffset = 4;
@@ -124,7 +127,16 @@ inline constexpr std::uint16_t kLastReplyCode = 7;
 // StatusResp counters, in wire order.
 enum class NodeCounter : std::uint8_t {
   kAppends, kAppendBytes, kFdatasyncs, kSegments, kDiskBytes, kStaleRefused,
-  kGapFillBytes, kTailWrites, kReads, kPromises, kSeals, kCount
+  kGapFillBytes, kTailWrites, kReads, kPromises, kSeals,
+  kScrubBytes,   // log bytes the scrub read back through their CRCs
+  kScrubPasses,  // scrub passes over [released, durable) completed
+  kCount
 };
+
+// The counters' names in logservicectl status and the admin API.
+inline constexpr const char* kNodeCounterNames[] = {
+    "appends", "append_bytes", "fdatasyncs", "segments", "disk_bytes", "stale_refused", "gap_fill_bytes",
+    "tail_writes", "reads", "promises", "seals", "scrub_bytes", "scrub_passes"};
+static_assert(sizeof(kNodeCounterNames) / sizeof(kNodeCounterNames[0]) == static_cast<std::size_t>(NodeCounter::kCount));
 
 }  // namespace strata::logservice::wire

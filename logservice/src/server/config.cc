@@ -66,19 +66,31 @@ Result<DaemonConfig> ParseDaemonConfig(const std::vector<std::string>& args) {
   for (auto& [k, v] : flags) kv[k] = v;
   kv.erase("config");
   DaemonConfig c;
+  c.node.scrub_interval = std::chrono::seconds(kDefaultScrubIntervalSeconds);
   for (const auto& [k, v] : kv) {
     if (k == "node_id") c.node.node_id = v;
     else if (k == "listen") c.node.listen = v;
     else if (k == "data_dir") c.node.data_dir = v;
     else if (k == "peers") c.node.peers = SplitList(v);
     else if (k == "cluster_id") c.node.cluster_id = v;
-    else if (k == "segment_bytes" || k == "disk_limit_bytes") {
+    else if (k == "segment_bytes" || k == "disk_limit_bytes" || k == "scrub_bytes_per_second" ||
+             k == "scrub_interval_seconds") {
       char* end = nullptr;
       errno = 0;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
       if (v.empty() || v[0] == '-' || errno != 0 || end == nullptr || *end != '\0')
-        return Status::InvalidArgument(k + " must be a byte count, got '" + v + "'");
-      (k == "segment_bytes" ? c.node.segment_bytes : c.node.disk_limit_bytes) = n;
+        return Status::InvalidArgument(k + " must be " +
+                                       (k == "scrub_interval_seconds" ? "a number of seconds" : "a byte count") +
+                                       ", got '" + v + "'");
+      if (k == "segment_bytes") c.node.segment_bytes = n;
+      else if (k == "disk_limit_bytes") c.node.disk_limit_bytes = n;
+      else if (k == "scrub_interval_seconds") c.node.scrub_interval = std::chrono::seconds(n);
+      else if (n == 0) return Status::InvalidArgument("scrub_bytes_per_second must be above 0 (scrub_interval_seconds=0 turns the scrub off)");
+      else c.node.scrub_bytes_per_second = n;
+    } else if (k == "damaged_log") {
+      if (v == "rebuild") c.node.damaged_log = NodeOptions::DamagedLog::kRebuild;
+      else if (v == "stop") c.node.damaged_log = NodeOptions::DamagedLog::kStop;
+      else return Status::InvalidArgument("damaged_log must be rebuild or stop, got '" + v + "'");
     }
     else if (k == "port_file") c.port_file = v;
     else if (k == "log_format") c.log_format = v;

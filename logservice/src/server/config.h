@@ -7,7 +7,12 @@
 //   credentials, src/admin/admin_credentials.h; admin_listen needs the first),
 //   admin_tls_cert_file, admin_tls_key_file (PEM; both or neither: TLS on the
 //   admin API; neither: plaintext),
-//   disk_limit_bytes (0 = none: the node's files may use at most this much)
+//   disk_limit_bytes (0 = none: the node's files may use at most this much),
+//   damaged_log (rebuild: a log with a record failing its CRC is moved aside
+//   and rebuilt from peers, the default; stop: the node refuses to start),
+//   scrub_interval_seconds (how often the whole retained log is read back
+//   through its CRCs; 0 = never; default kDefaultScrubIntervalSeconds),
+//   scrub_bytes_per_second (the scrub's read rate; default 64 MiB/s)
 // The secret and the admin tokens are read from files (first line, trailing
 // newline dropped), never from the command line.
 #pragma once
@@ -18,6 +23,8 @@
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {
+
+inline constexpr unsigned kDefaultScrubIntervalSeconds = 3600;
 
 struct DaemonConfig {
   NodeOptions node;

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "codec.h"
+#include "log_quarantine.h"
 #include "node_meta.h"
 #include "quorum.h"
 #include "rpc.h"
@@ -35,7 +36,8 @@ MsgType ResponseTypeOf(MsgType t) { return static_cast<MsgType>(static_cast<std:
 }  // namespace
 
 struct Node::Impl {
-  explicit Impl(std::shared_ptr<Runtime> r) : rt(std::move(r)), q_cv(*rt), ack_cv(*rt), catchup_cv(*rt) {}
+  explicit Impl(std::shared_ptr<Runtime> r)
+      : rt(std::move(r)), q_cv(*rt), ack_cv(*rt), catchup_cv(*rt), scrub_cv(*rt) {}
 
   std::shared_ptr<Runtime> rt;  // threads, waits, clock (runtime.h)
   NodeOptions opt;
@@ -69,8 +71,12 @@ struct Node::Impl {
   std::vector<Work> acks;  // appends waiting for the sync thread
   CondVar ack_cv;
   CondVar catchup_cv;
+  CondVar scrub_cv;
   bool stopping = false;
-  Thread worker, syncer, catchup;
+  Thread worker, syncer, catchup, scrubber;
+  // Set once when a read or the scrub finds a record failing its CRC: the
+  // node stops acknowledging and reports itself rebuilding until restarted.
+  std::atomic<bool> log_damaged{false};
 
   std::atomic<std::uint64_t> counters[static_cast<int>(wire::NodeCounter::kCount)] = {};
   void Count(wire::NodeCounter c, std::uint64_t n = 1) { counters[static_cast<int>(c)] += n; }
@@ -127,7 +133,8 @@ struct Node::Impl {
       st.history = meta.history;
       st.tail = meta.tail;
       st.tail_anchored = meta.tail_anchored;
-      st.rebuilding = meta.rebuilding;
+      st.rebuilding = meta.rebuilding || log_damaged.load();
+      st.was_member = meta.was_member;
     }
     const LogFrontier fr = log->frontier();
     st.last_epoch = fr.max_epoch;
@@ -166,6 +173,11 @@ struct Node::Impl {
   }
   bool CheckWriterLocked(const Frame& req, Frame* rep, bool need_seal) {
     rep->epoch = meta.promised_epoch;
+    if (log_damaged.load()) {
+      rep->code = ReplyCode::kStoreError;
+      rep->error = "node " + opt.node_id + ": its log is damaged; it restarts and rebuilds it from its peers";
+      return false;
+    }
     if (req.epoch < meta.promised_epoch) {
       rep->code = ReplyCode::kStaleEpoch;
       rep->error = "epoch " + std::to_string(req.epoch) + " is stale: node " + opt.node_id + " promised epoch " +
@@ -326,7 +338,11 @@ struct Node::Impl {
     }
     // A rebuilding node must reach the highest certify LSN any seal of its
     // seal epoch carried before it becomes a member (design note, section 4).
-    next.certify_lsn = next.seal_epoch == req.epoch ? std::max(next.certify_lsn, req.lsn3) : req.lsn3;
+    // After a lost log (kCertifyAfterNextSeal) only a seal that arrives
+    // now says what its writer may have acknowledged.
+    next.certify_lsn = next.seal_epoch == req.epoch && next.certify_lsn != kCertifyAfterNextSeal
+                           ? std::max(next.certify_lsn, req.lsn3)
+                           : req.lsn3;
     next.seal_epoch = req.epoch;
     next.seal_lsn = req.lsn;
     next.history = req.history;
@@ -480,7 +496,10 @@ struct Node::Impl {
       }
     }
     auto r = log->Read(req.lsn, std::min<std::size_t>(req.u32a, wire::kMaxReadBytes));
-    if (!r.ok()) return Fail(rep, r.status());
+    if (!r.ok()) {
+      if (r.status().code() == StatusCode::kCorruption) LogDamaged(r.status(), "read");
+      return Fail(rep, r.status());
+    }
     for (auto& range : *r) {
       std::string_view b = range.bytes;
       Lsn at = range.start_lsn;
@@ -596,6 +615,65 @@ struct Node::Impl {
         if (!s.ok() && replies[k].code == ReplyCode::kOk) Fail(&replies[k], s);
         Send(batch[k].conn, replies[k]);
       }
+    }
+  }
+
+  // ---- damage found while running ----
+  // Acknowledged bytes on this node failed their CRC. It holds its log no
+  // longer: stop acknowledging (CheckWriterLocked), report rebuilding
+  // (State), and ask the owner to restart the node, whose start moves the
+  // log aside and rebuilds it (log_quarantine.h). Without an owner (or with
+  // DamagedLog::kStop) the node stays up refusing writes, as it did before.
+  void LogDamaged(const Status& s, std::string_view found_by) {
+    if (log_damaged.exchange(true)) return;
+    const bool heal = opt.damaged_log == NodeOptions::DamagedLog::kRebuild && opt.on_log_damaged;
+    Log("error", "event=log_damaged found_by=" + std::string(found_by) + " reason=\"" + s.message() +
+                     "\" action=\"" + (heal ? "restarting to rebuild the log from peers" : "refusing writes") + "\"");
+    if (heal) opt.on_log_damaged(s.message());
+  }
+
+  // ---- scrub ----
+  // Every scrub_interval, reads [released, durable) as it stood when the pass
+  // began, through the same checked path as a peer's read, at most
+  // scrub_bytes_per_second. A record nobody reads (redo between InnoDB's
+  // checkpoint and the log end is read only at a recovery) would otherwise
+  // rot unnoticed until the one moment it is needed, perhaps after a peer
+  // lost its copy too. The page cache can hide rot on disk until the pages
+  // are evicted; a pass still catches what reaches the reads.
+  void ScrubLoop() {
+    constexpr std::size_t kChunk = 1u << 20;
+    auto pause = [&](Runtime::Clock::duration d) {
+      std::unique_lock<std::mutex> l(q_mu);
+      scrub_cv.wait_until(l, rt->Now() + d, [&] { return stopping; });
+      return !stopping;
+    };
+    while (pause(opt.scrub_interval)) {
+      const Lsn end = log->frontier().durable_lsn;
+      Lsn from = log->frontier().released_lsn;
+      bool whole = true;
+      while (from < end && !log_damaged.load()) {
+        from = std::max(from, log->frontier().released_lsn);  // released meanwhile: nothing to check there
+        if (from >= end) break;
+        auto r = log->Read(from, std::min<std::uint64_t>(kChunk, end - from));
+        if (!r.ok()) {
+          if (r.status().is_not_found()) continue;
+          if (r.status().code() == StatusCode::kCorruption) {
+            LogDamaged(r.status(), "scrub");
+            return;
+          }
+          Log("warn", "event=scrub_failed at=" + std::to_string(from) + " reason=\"" + r.status().message() + "\"");
+          whole = false;
+          break;
+        }
+        std::uint64_t n = 0;
+        for (const auto& range : *r) n += range.bytes.size();
+        if (n == 0) break;
+        from += n;
+        Count(wire::NodeCounter::kScrubBytes, n);
+        const auto rate = std::max<std::uint64_t>(opt.scrub_bytes_per_second, 1);
+        if (!pause(std::chrono::microseconds(n * 1000000 / rate))) return;
+      }
+      if (whole && !log_damaged.load()) Count(wire::NodeCounter::kScrubPasses);
     }
   }
 
@@ -744,7 +822,9 @@ struct Node::Impl {
     }
     const LogFrontier fr = log->frontier();
     std::string why;
-    if (!repl::ReachesCertifyLsn(fr.durable_lsn, t, m.seal_epoch, m.certify_lsn)) {
+    if (m.certify_lsn == kCertifyAfterNextSeal) {
+      why = "lost its log after its last seal: waits for a writer's next seal";
+    } else if (!repl::ReachesCertifyLsn(fr.durable_lsn, t, m.seal_epoch, m.certify_lsn)) {
       why = "durable " + std::to_string(fr.durable_lsn) + " below the certify LSN " + std::to_string(m.certify_lsn);
     } else {
       std::vector<repl::NodeState> answers;
@@ -776,6 +856,7 @@ struct Node::Impl {
     }
     if (!next.rebuilding || next.seal_epoch != m.seal_epoch) return;  // a new seal came in: its rule now
     next.rebuilding = false;
+    next.was_member = true;
     Status s = SaveNodeMeta(*fs, opt.data_dir, next);
     if (!s.ok()) {
       Log("warn", "event=rebuild_failed reason=\"" + s.message() + "\"");
@@ -805,12 +886,26 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   };
   // Before the store creates it: a node that kept node_meta but not its log
   // (redo/ lost, or moved aside after damage) holds nothing either.
-  auto had_log = n.fs->Exists(JoinPath(n.opt.data_dir, "redo"));
-  if (!had_log.ok()) return had_log.status();
+  auto log_dir_present = n.fs->Exists(JoinPath(n.opt.data_dir, "redo"));
+  if (!log_dir_present.ok()) return log_dir_present.status();
+  bool had_log = *log_dir_present;
   LogStoreOptions lo;
   lo.segment_bytes = n.opt.segment_bytes;
   lo.log = sink;
   auto log = LogStore::Open(n.fs, JoinPath(n.opt.data_dir, "redo"), lo);
+  std::string lost_why = "node_meta without a redo directory";
+  if (!log.ok() && log.status().code() == StatusCode::kCorruption &&
+      n.opt.damaged_log == NodeOptions::DamagedLog::kRebuild) {
+    // Acknowledged bytes on this node are damaged: it holds its log no
+    // longer, so it moves it aside and rebuilds it (log_quarantine.h).
+    auto moved = QuarantineLog(*n.fs, n.opt.data_dir, log.status().message());
+    if (!moved.ok()) return moved.status();
+    n.Log("error", "event=log_quarantined moved_to=" + *moved + " reason=\"" + log.status().message() +
+                       "\" action=\"rebuilding the log from peers\"");
+    lost_why = "its damaged log was moved to " + *moved;
+    had_log = false;
+    log = LogStore::Open(n.fs, JoinPath(n.opt.data_dir, "redo"), lo);
+  }
   if (!log.ok()) return log.status();
   n.log = std::move(log.value());
   n.ckpt = std::make_unique<CheckpointStore>(n.fs, n.opt.data_dir);
@@ -823,12 +918,16 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   auto meta = LoadNodeMeta(*n.fs, n.opt.data_dir);
   if (meta.ok()) {
     n.meta = *meta;
-    if (!*had_log && !n.meta.rebuilding) {
+    if (!had_log && (!n.meta.rebuilding || n.meta.certify_lsn != kCertifyAfterNextSeal)) {
       // Durably, before anything is served: the store now exists, and a
-      // restart must not take this node for a member again.
+      // restart must not take this node for a member again. Nor may the
+      // seal it holds certify it: its certify LSN covers what the writer
+      // had acknowledged when it sealed us, and we also lost what we
+      // acknowledged after that. Only a new seal says how far to copy.
       n.meta.rebuilding = true;
+      n.meta.certify_lsn = kCertifyAfterNextSeal;
       STRATA_RETURN_IF_ERROR(SaveNodeMeta(*n.fs, n.opt.data_dir, n.meta));
-      n.Log("warn", "event=log_lost reason=\"node_meta without a redo directory: rebuilding from peers\"");
+      n.Log("warn", "event=log_lost reason=\"" + lost_why + ": rebuilding from peers\"");
     }
   } else if (!meta.status().is_not_found()) {
     return meta.status();
@@ -869,7 +968,7 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   // record carries the seal epoch. A log whose newest epoch is below it
   // missed the cut: a crash in between. Cut now, before serving anything.
   // (A log lost with its directory is empty and holds nothing to cut.)
-  if (*had_log && !legacy_meta && n.meta.seal_epoch > n.log->frontier().max_epoch) {
+  if (had_log && !legacy_meta && n.meta.seal_epoch > n.log->frontier().max_epoch) {
     n.Log("info", "event=seal_cut_redone epoch=" + std::to_string(n.meta.seal_epoch) +
                       " cut=" + std::to_string(n.meta.seal_cut));
     STRATA_RETURN_IF_ERROR(n.CutAfterSeal(n.meta));
@@ -904,6 +1003,7 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
   n.worker = Thread(*n.rt, "worker", [&n] { n.WorkerLoop(); });
   n.syncer = Thread(*n.rt, "sync", [&n] { n.SyncLoop(); });
   n.catchup = Thread(*n.rt, "catchup", [&n] { n.CatchUpLoop(); });
+  if (n.opt.scrub_interval.count() > 0) n.scrubber = Thread(*n.rt, "scrub", [&n] { n.ScrubLoop(); });
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -923,10 +1023,12 @@ void Node::Stop() {
     n.q_cv.notify_all();
     n.ack_cv.notify_all();
     n.catchup_cv.notify_all();
+    n.scrub_cv.notify_all();
   }
   if (n.worker.joinable()) n.worker.join();
   if (n.syncer.joinable()) n.syncer.join();
   if (n.catchup.joinable()) n.catchup.join();
+  if (n.scrubber.joinable()) n.scrubber.join();
   n.opt.network.reset();
   n.network.reset();  // the last reference closes its connections: no handler runs after this
   n.log->Sync().IgnoreError();

@@ -54,7 +54,13 @@
 //
 // Failure handling: storage errors are answered with kStoreError and logged;
 // a store that needs recovery makes the node refuse writes until restarted.
+// A damaged log (a record failing its CRC) is moved aside at start and
+// rebuilt from peers (log_quarantine.h); damage found while running (a read,
+// the scrub thread) stops acknowledgements and asks the owner to restart
+// the node, which then does the same.
 #pragma once
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -95,6 +101,23 @@ struct NodeOptions {
   std::shared_ptr<Network> network;
   // One structured line per event ("event=... key=value ..."); thread-safe.
   std::function<void(std::string_view level, std::string_view line)> log;
+
+  // A damaged log (a record failing its CRC, found by Start's recovery, a
+  // read or the scrub; see log_quarantine.h). kRebuild: Start moves it aside
+  // and rebuilds from peers; at run time the node stops acknowledging and
+  // calls on_log_damaged, whose owner (NodeHost) restarts it. kStop: Start
+  // fails naming the damage, as before automatic healing (for an operator
+  // who wants to inspect the disk first).
+  enum class DamagedLog { kRebuild, kStop };
+  DamagedLog damaged_log = DamagedLog::kRebuild;
+  // Called once, from a node thread, when damage is found at run time; must
+  // not block on the node (NodeHost hands it to its own thread).
+  std::function<void(const std::string& reason)> on_log_damaged;
+  // Scrub: every scrub_interval (0: never) read the whole retained log
+  // [released, durable) back through its CRCs, at most scrub_bytes_per_second,
+  // so rot in records nobody reads is found while the peers still hold them.
+  std::chrono::milliseconds scrub_interval{0};
+  std::uint64_t scrub_bytes_per_second = 64ull << 20;
 };
 
 class Node {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "log_quarantine.h"
 #include "node_meta.h"
 #include "volume.h"
 
@@ -19,9 +20,47 @@ std::uint64_t UnixNow() {
 NodeHost::NodeHost(NodeOptions options, std::function<void(const std::string&)> on_listening)
     : options_(std::move(options)), on_listening_(std::move(on_listening)) {
   if (!options_.fs) options_.fs = PosixFileSystem();
+  options_.on_log_damaged = [this](const std::string& reason) {
+    std::lock_guard<std::mutex> l(heal_mu_);
+    if (heal_reason_.empty()) heal_reason_ = reason;
+    heal_cv_.notify_all();
+  };
+  healer_ = std::thread([this] { HealLoop(); });
 }
 
 NodeHost::~NodeHost() { Stop(); }
+
+void NodeHost::HealLoop() {
+  for (;;) {
+    std::string reason;
+    {
+      std::unique_lock<std::mutex> l(heal_mu_);
+      heal_cv_.wait(l, [&] { return heal_stop_ || !heal_reason_.empty(); });
+      if (heal_stop_) return;
+      reason = heal_reason_;
+    }
+    Heal(reason);
+    std::lock_guard<std::mutex> l(heal_mu_);
+    heal_reason_.clear();
+  }
+}
+
+void NodeHost::Heal(const std::string& reason) {
+  std::unique_lock<std::shared_mutex> l(mu_);
+  if (stopped_ || options_.damaged_log != NodeOptions::DamagedLog::kRebuild) return;
+  if (node_) node_->Stop();
+  node_.reset();
+  auto moved = QuarantineLog(*options_.fs, options_.data_dir, reason);
+  if (!moved.ok()) {
+    Log("error", "event=heal_failed reason=\"" + moved.status().ToString() + "\" action=\"the node stays down\"");
+    return;
+  }
+  Log("error", "event=log_quarantined moved_to=" + *moved + " reason=\"" + reason +
+                   "\" action=\"restarting to rebuild the log from peers\"");
+  Status s = StartNodeLocked();
+  if (!s.ok())
+    Log("error", "event=heal_failed reason=\"" + s.ToString() + "\" action=\"the node stays down\"");
+}
 
 void NodeHost::Log(std::string_view level, const std::string& line) const {
   if (options_.log) options_.log(level, "node=" + options_.node_id + " " + line);
@@ -60,6 +99,12 @@ Status NodeHost::StartNodeLocked() {
 }
 
 void NodeHost::Stop() {
+  {
+    std::lock_guard<std::mutex> h(heal_mu_);
+    heal_stop_ = true;
+    heal_cv_.notify_all();
+  }
+  if (healer_.joinable()) healer_.join();
   std::unique_lock<std::shared_mutex> l(mu_);
   stopped_ = true;
   if (node_) node_->Stop();

@@ -13,16 +13,25 @@
 // replication listener is closed; State() still answers from node_meta, so
 // the admin API shows the node and its volume state).
 //
+// Healing: when the running Node finds its log damaged (a read or the scrub,
+// NodeOptions::on_log_damaged), the host's healer thread restarts it the
+// same way: stop, move the log aside (log_quarantine.h; always, even if a
+// restart's recovery would take the damage for a torn tail and cut it: the
+// bytes were acknowledged), start on the same address, rebuilding from
+// peers. If that start fails the node stays down and says why.
+//
 // Threads: every method is thread-safe. State() and address() take a shared
 // lock; DropVolume, CreateVolume and Stop take it exclusively, so a status
 // request never sees a half-stopped node. on_listening runs under the
 // exclusive lock and must not call back into the host.
 #pragma once
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 
 #include "node.h"
 #include "strata/logservice/status.h"
@@ -64,12 +73,21 @@ class NodeHost {
   NodeHost(NodeOptions options, std::function<void(const std::string&)> on_listening);
   Status StartNodeLocked();
   void Log(std::string_view level, const std::string& line) const;
+  void HealLoop();
+  void Heal(const std::string& reason);
 
   mutable std::shared_mutex mu_;
   NodeOptions options_;  // listen is replaced by the bound address after the first start
   std::function<void(const std::string&)> on_listening_;
   std::unique_ptr<Node> node_;  // null while dropped or stopped
   bool stopped_ = false;
+
+  // Heal requests from the Node's threads (they must not stop their own node).
+  std::mutex heal_mu_;
+  std::condition_variable heal_cv_;
+  std::string heal_reason_;  // non-empty: a heal is requested
+  bool heal_stop_ = false;
+  std::thread healer_;
 };
 
 }  // namespace strata::logservice::server

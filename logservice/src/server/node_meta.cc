@@ -11,7 +11,9 @@ namespace {
 // 3 added each history entry's recovered end, the tail register and the
 // seal's cut (docs/design/logservice-seal-with-tail.md); older entries read
 // with an unknown end, the older register stays in its own file.
-constexpr std::uint32_t kMetaVersion = 3;
+// 4 added was_member; older files read it as "not rebuilding" (a member is
+// one; a rebuilding node of an older version may never have been one).
+constexpr std::uint32_t kMetaVersion = 4;
 constexpr std::uint32_t kTailVersion = 1;
 
 void Put64(std::string* o, std::uint64_t v) {
@@ -52,6 +54,7 @@ std::string EncodeNodeMeta(const NodeMeta& m) {
   PutStr(&o, m.tail.image);
   Put64(&o, m.tail_anchored ? 1 : 0);
   Put64(&o, m.seal_cut);
+  Put64(&o, m.was_member || !m.rebuilding ? 1 : 0);
   return o;
 }
 
@@ -93,6 +96,12 @@ Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
   } else {
     m.tail_in_file = true;
   }
+  if (version >= 4) {
+    std::uint64_t was_member;
+    if (!Get64(&in, &was_member) || was_member > 1) return Status::Corruption("node meta: truncated membership");
+    m.was_member = was_member == 1;
+  }
+  m.was_member = m.was_member || !m.rebuilding;
   if (!in.empty()) return Status::Corruption("node meta: trailing bytes");
   *out = std::move(m);
   return Status::Ok();

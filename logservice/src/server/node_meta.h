@@ -31,6 +31,8 @@
 
 namespace strata::logservice::server {
 
+inline constexpr Lsn kCertifyAfterNextSeal = ~Lsn{0};
+
 struct NodeMeta {
   Epoch promised_epoch = 0;
   std::uint64_t writer_id = 0;
@@ -41,8 +43,14 @@ struct NodeMeta {
   std::vector<std::string> peers;
   // Rebuilding from a peer: not yet a member (counts toward no quorum).
   bool rebuilding = false;
+  // This node has been a member (always true while !rebuilding): if it is
+  // rebuilding now, it lost a log that held acknowledged bytes, so a cluster
+  // whose nodes are all rebuilding is not a new one (repl::RecoveryVoters).
+  bool was_member = false;
   // Highest certify LSN a writer sent with a seal in seal_epoch: the log
   // must reach it before a rebuilding node becomes a member again.
+  // kCertifyAfterNextSeal: the node lost its log after that seal, so the
+  // seal no longer bounds what it lost; the next seal sets it.
   Lsn certify_lsn = 0;
   // The tail register (invalid: none), and whether the blocks below its
   // block are its writer's stream (repl::NodeState::tail_anchored): set when

@@ -48,5 +48,26 @@ TEST(Config, ByteCountsAreCheckedNotThrown) {
   }
 }
 
+TEST(Config, DamagedLogAndScrubSettings) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/s3") << "s3cret\n";
+  const std::string secret = "--secret_file=" + dir + "/s3";
+  auto d = ParseDaemonConfig({"--data_dir=/x", secret});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->node.damaged_log, NodeOptions::DamagedLog::kRebuild) << "healing is the default";
+  EXPECT_EQ(d->node.scrub_interval, std::chrono::seconds(kDefaultScrubIntervalSeconds)) << "the daemon scrubs";
+  auto c = ParseDaemonConfig(
+      {"--data_dir=/x", secret, "--damaged_log=stop", "--scrub_interval_seconds=0", "--scrub_bytes_per_second=1000"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->node.damaged_log, NodeOptions::DamagedLog::kStop);
+  EXPECT_EQ(c->node.scrub_interval.count(), 0);
+  EXPECT_EQ(c->node.scrub_bytes_per_second, 1000u);
+  for (const char* bad : {"--damaged_log=repair", "--scrub_interval_seconds=1h", "--scrub_bytes_per_second=0"}) {
+    auto r = ParseDaemonConfig({"--data_dir=/x", secret, bad});
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) EXPECT_NE(r.status().message().find(std::string(bad).substr(2, 10)), std::string::npos) << r.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace strata::logservice::server

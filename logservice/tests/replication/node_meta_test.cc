@@ -12,6 +12,7 @@ NodeMeta Sealed() {
   m.tail = repl::TailImage{7, 4096, 4100, "tailimg!"};
   m.tail_anchored = true;
   m.seal_cut = 4000;
+  m.was_member = true;  // a member always has been one
   return m;
 }
 
@@ -60,8 +61,8 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
   auto why = [&](const std::string& bytes) { return DecodeNodeMeta(bytes, &g).message(); };
   // Layout: 56-byte header, 2 entries of 24, peers at 104 (count + 8 + 9),
   // rebuild state (16), register (epoch, block, data end, 8 + 8 image,
-  // anchored), seal cut.
-  const std::size_t tail_at = b.size() - (8 * 3 + 8 + 8 + 8 + 8);
+  // anchored), seal cut, was_member.
+  const std::size_t tail_at = b.size() - (8 * 3 + 8 + 8 + 8 + 8 + 8);
   const std::size_t rebuild_at = tail_at - 16;
   EXPECT_EQ(why(put64(b, 0, 99)), "node meta: bad version");
   EXPECT_EQ(why(put64(b, 0, 0)), "node meta: bad version");
@@ -74,8 +75,10 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
   EXPECT_EQ(why(b.substr(0, rebuild_at - 1)), "node meta: truncated peer");
   EXPECT_EQ(why(b.substr(0, rebuild_at + 15)), "node meta: truncated rebuild state");
   EXPECT_EQ(why(put64(b, rebuild_at, 2)), "node meta: truncated rebuild state");  // flag is 0 or 1
-  EXPECT_EQ(why(b.substr(0, b.size() - 1)), "node meta: truncated tail register");
-  EXPECT_EQ(why(put64(b, b.size() - 16, 2)), "node meta: truncated tail register");  // anchored is 0 or 1
+  EXPECT_EQ(why(b.substr(0, b.size() - 9)), "node meta: truncated tail register");
+  EXPECT_EQ(why(put64(b, b.size() - 24, 2)), "node meta: truncated tail register");  // anchored is 0 or 1
+  EXPECT_EQ(why(b.substr(0, b.size() - 1)), "node meta: truncated membership");
+  EXPECT_EQ(why(put64(b, b.size() - 8, 2)), "node meta: truncated membership");  // was_member is 0 or 1
   EXPECT_EQ(why(put64(b, tail_at + 16, 4096 + 9)), "node meta: tail register's data end outside its image");
   EXPECT_EQ(why(put64(b, tail_at + 16, 4096)), "node meta: tail register's data end outside its image");
   EXPECT_EQ(why(b + "x"), "node meta: trailing bytes");
@@ -96,6 +99,7 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
 TEST(NodeMeta, OlderVersionsStillRead) {
   NodeMeta m = Sealed();
   m.rebuilding = true;
+  m.was_member = false;
   m.certify_lsn = 12345;
   NodeMeta g;
   ASSERT_TRUE(DecodeNodeMeta(EncodeNodeMeta(m), &g).ok());
@@ -103,6 +107,7 @@ TEST(NodeMeta, OlderVersionsStillRead) {
   EXPECT_FALSE(g.tail_in_file);
   ASSERT_TRUE(DecodeNodeMeta(EncodeOld(m, 2), &g).ok());
   EXPECT_TRUE(g.rebuilding);
+  EXPECT_FALSE(g.was_member) << "a rebuilding node of version 2 may never have been a member";
   EXPECT_EQ(g.certify_lsn, 12345u);
   EXPECT_TRUE(g.tail_in_file);
   EXPECT_FALSE(g.tail.valid());
@@ -111,10 +116,30 @@ TEST(NodeMeta, OlderVersionsStillRead) {
   EXPECT_EQ(g.history[1].end, repl::kUnknownEnd);
   ASSERT_TRUE(DecodeNodeMeta(EncodeOld(m, 1), &g).ok());
   EXPECT_FALSE(g.rebuilding);
+  EXPECT_TRUE(g.was_member) << "version 1 files are members'";
   EXPECT_EQ(g.certify_lsn, 0u);
   EXPECT_EQ(g.promised_epoch, 7u);
   EXPECT_TRUE(g.tail_in_file);
   EXPECT_FALSE(DecodeNodeMeta(EncodeOld(m, 2) + "x", &g).ok());
+}
+
+// A member that moved its damaged log aside is rebuilding but was a member:
+// the flag survives the file, and a member always reads as one that was.
+TEST(NodeMeta, AMemberThatLostItsLogStillSaysItWasAMember) {
+  NodeMeta m = Sealed();
+  m.rebuilding = true;
+  m.was_member = true;
+  NodeMeta g;
+  ASSERT_TRUE(DecodeNodeMeta(EncodeNodeMeta(m), &g).ok());
+  EXPECT_TRUE(g.rebuilding);
+  EXPECT_TRUE(g.was_member);
+  m.rebuilding = false;
+  m.was_member = false;  // not a state a node writes; read back as the truth
+  ASSERT_TRUE(DecodeNodeMeta(EncodeNodeMeta(m), &g).ok());
+  EXPECT_TRUE(g.was_member);
+  std::string b = EncodeNodeMeta(m);
+  b[b.size() - 8] = 2;  // the flag is 0 or 1
+  EXPECT_FALSE(DecodeNodeMeta(b, &g).ok());
 }
 
 TEST(NodeMeta, PromiseSurvivesACrashOnceSaved) {

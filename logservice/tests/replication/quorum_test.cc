@@ -281,6 +281,20 @@ TEST(Quorum, OnlyEveryNodeRebuildingIsANewCluster) {
   EXPECT_EQ(RecoveryVoters({Member("a", 5), Member("b", 7)}, 3, 2), (std::vector<std::size_t>{0, 1}));
 }
 
+// Every node rebuilding, but one of them was a member that moved its damaged
+// log aside: acknowledged redo existed and may be only in that copy. Taking
+// the cluster for a new one would start an empty log over it.
+TEST(Quorum, AClusterWithALostMembersLogIsNotNew) {
+  NodeState lost = Rebuilding("b");
+  lost.was_member = true;
+  EXPECT_FALSE(RecoveryVoters({Rebuilding("a"), lost, Rebuilding("c")}, 3, 2));
+  EXPECT_FALSE(RecoveryVoters({lost, lost, lost}, 3, 2));
+  NodeState member = Member("c", 10);
+  member.was_member = true;
+  EXPECT_EQ(RecoveryVoters({lost, Member("a", 10), member}, 3, 2), (std::vector<std::size_t>{1, 2}))
+      << "with R members the lost log does not matter: they hold every acknowledged byte";
+}
+
 TEST(Quorum, ARebuildingNodeMustReachTheCertifyLsnInBlocksOrInItsTail) {
   EXPECT_TRUE(ReachesCertifyLsn(1000, {}, 5, 1000));
   EXPECT_FALSE(ReachesCertifyLsn(999, {}, 5, 1000));
