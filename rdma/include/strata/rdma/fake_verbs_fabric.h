@@ -80,7 +80,7 @@ struct FakeVerbsFabricOptions {
   bool poison = true;
   // Each transmission and acknowledgement is delayed with this probability.
   double delay_probability = 0.2;
-  FakeVerbsFaults faults;
+  FakeVerbsFaults faults{};  // none unless a test asks
 };
 
 class FakeVerbsFabric {
