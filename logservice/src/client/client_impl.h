@@ -350,7 +350,7 @@ struct LogClient::Impl {
     if (!ch) return;
     auto pr = ch->Call(p, cfg.op_timeout);
     auto sr = pr.ok() && pr->code == ReplyCode::kOk ? ch->Call(s, cfg.op_timeout) : pr;
-    std::lock_guard<std::mutex> l(mu);
+    std::unique_lock<std::mutex> l(mu);
     NodeLink& nl = nodes[i];
     if (nl.ch != ch) return;
     if (!sr.ok()) {
@@ -381,7 +381,14 @@ struct LogClient::Impl {
     nl.last_error.clear();
     Log("event=node_sealed node=" + std::to_string(i + 1) + " epoch=" + std::to_string(epoch) +
         " durable=" + std::to_string(sr->state.durable));
+    // The seal reply may be the only news of durability whose AppendResp
+    // was lost with the old connection; with nothing left to send, no other
+    // reply would move the frontier (fake_nic_fault_test.cc, seed 3127).
+    Lsn adv = 0;
+    RecomputeLocked(&adv);
     PumpLocked(i);
+    l.unlock();
+    Report(adv);
   }
 
   // ---- sending (lock held, never waits) ----

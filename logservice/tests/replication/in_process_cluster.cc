@@ -10,16 +10,27 @@ namespace strata::logservice::testing {
 
 const char* TestTransportName(TestTransport t) { return t == TestTransport::kTcp ? "Tcp" : "FakeVerbs"; }
 
+namespace {
+rdma::FakeVerbsFabricOptions DefaultFabric(std::uint64_t seed) {
+  rdma::FakeVerbsFabricOptions o;
+  o.seed = seed ? seed : 1;
+  return o;
+}
+}  // namespace
+
 InProcessCluster::InProcessCluster(int n, TestTransport transport, std::uint64_t seed)
+    : InProcessCluster(n, transport, seed, DefaultFabric(seed)) {}
+
+InProcessCluster::InProcessCluster(int n, const rdma::FakeVerbsFabricOptions& fabric)
+    : InProcessCluster(n, TestTransport::kFakeVerbs, fabric.seed, fabric) {}
+
+InProcessCluster::InProcessCluster(int n, TestTransport transport, std::uint64_t seed,
+                                   const rdma::FakeVerbsFabricOptions& fabric)
     : transport_(transport), seed_(seed), nodes_(n), addresses_(n), node_logs_(n) {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/strata-ipc-XXXXXX";
   root_ = mkdtemp(tmpl.data()) ? tmpl : "/tmp/strata-ipc-fallback";
-  if (transport_ == TestTransport::kFakeVerbs) {
-    rdma::FakeVerbsFabricOptions o;
-    o.seed = seed ? seed : 1;
-    fabric_ = rdma::FakeVerbsFabric::Create(o);
-  }
+  if (transport_ == TestTransport::kFakeVerbs) fabric_ = rdma::FakeVerbsFabric::Create(fabric);
   for (int i = 0; i < n; ++i)
     addresses_[i] = std::string(transport_ == TestTransport::kTcp ? "tcp" : "rdma") + "://127.0.0.1:0";
 }

@@ -31,6 +31,9 @@ const char* TestTransportName(TestTransport t);
 class InProcessCluster {
  public:
   InProcessCluster(int n, TestTransport transport, std::uint64_t seed);
+  // Over the fake NIC with these fabric options (its faults, fake_nic_fault_test.cc);
+  // the cluster's seed is the fabric's.
+  InProcessCluster(int n, const rdma::FakeVerbsFabricOptions& fabric);
   ~InProcessCluster();  // stops every node, removes the data (unless STRATA_KEEP_TEST_DIRS)
   InProcessCluster(const InProcessCluster&) = delete;
   InProcessCluster& operator=(const InProcessCluster&) = delete;
@@ -56,10 +59,14 @@ class InProcessCluster {
   // Fake NIC only: buffers touched while the NIC owned them; registered bytes.
   std::vector<std::string> violations() const;
   std::uint64_t registered_bytes() const;
+  // The fabric itself (null over TCP), e.g. to turn its faults off, or to
+  // check registered_bytes() after the cluster is gone.
+  std::shared_ptr<rdma::FakeVerbsFabric> fabric() const { return fabric_; }
   const std::string& cluster_id() const { return cluster_id_; }
   const std::string& secret() const { return secret_; }
 
  private:
+  InProcessCluster(int n, TestTransport transport, std::uint64_t seed, const rdma::FakeVerbsFabricOptions& fabric);
   rdma::TransportOptions TransportOptionsFor(const std::string& who);
 
   const TestTransport transport_;
