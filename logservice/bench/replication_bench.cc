@@ -4,11 +4,16 @@
 // 1, 4, 16... concurrent appenders. Not a test; numbers go to
 // logservice/README.md.
 //
-//   replication_bench --seconds 5 --size 4096 --threads 1,4,16 [--rounds 2]
+//   replication_bench --seconds 5 --size 4096 --threads 1,4,16 [--rounds 2] [--tails]
 //
 // Replicated: each appender loops: take the stream end under a shared lock
 // and Append `size` bytes there (the LSN order is the lock order), then
 // WaitDurable(end). Latency = Append call to WaitDurable return.
+// With --tails, commits are shaped as InnoDB's: the stream is counted in
+// bytes, not blocks; each commit appends the 512-byte blocks it completed
+// and puts the partial last block as the tail register (PutTail), then
+// waits for its data end. That is the per-commit register write the nodes
+// do for every InnoDB commit (docs/design/logservice-tail-in-journal.md).
 // Local: each appender loops: under a shared lock pwrite `size` bytes at the
 // end of one file, then fdatasync(fd) outside the lock (concurrent
 // fdatasyncs of one file share the journal commit, the kernel's own group
@@ -93,8 +98,19 @@ int main(int argc, char** argv) {
   std::size_t size = 4096;
   std::vector<int> threads = {1, 4, 16};
   int rounds = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
+  bool tails = false;
+  for (int i = 1; i < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--tails") {
+      tails = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", k.c_str());
+      return 2;
+    }
+    std::string v = argv[i + 1];
     if (k == "--seconds") seconds = std::atof(v.c_str());
     else if (k == "--rounds") rounds = std::max(1, std::atoi(v.c_str()));
     else if (k == "--size") size = std::strtoull(v.c_str(), nullptr, 10);
@@ -106,7 +122,8 @@ int main(int argc, char** argv) {
         p = q == std::string::npos ? v.size() : q + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: replication_bench [--seconds S] [--size BYTES] [--threads 1,4,16] [--rounds N]\n");
+      std::fprintf(stderr,
+                   "usage: replication_bench [--seconds S] [--size BYTES] [--threads 1,4,16] [--rounds N] [--tails]\n");
       return 2;
     }
   }
@@ -140,10 +157,11 @@ int main(int argc, char** argv) {
     if (std::fgets(load, sizeof load, f)) std::printf("load average at start: %s", load);
     std::fclose(f);
   }
-  std::printf("3 logserviced on loopback TCP (W = 2) vs a local pwrite+fdatasync loop, %zu-byte appends, %.1f s per "
+  std::printf("3 logserviced on loopback TCP (W = 2) vs a local pwrite+fdatasync loop, %zu-byte %s, %.1f s per "
               "cell, data under %s\n\n",
-              size, seconds, cluster.root().c_str());
+              size, tails ? "commits (blocks + tail register)" : "appends", seconds, cluster.root().c_str());
   std::printf("| path | appenders | appends/s | MB/s | p50 append->durable | p99 | max |\n|---|---|---|---|---|---|---|\n");
+  client::Lsn data_end = c.stream_end();  // --tails: the byte end of the stream, tail included
   for (int t : threads) {
     for (int round = 0; round < rounds; ++round) {
       std::mutex file_mu;
@@ -162,11 +180,32 @@ int main(int argc, char** argv) {
         client::Lsn end;
         {
           std::lock_guard<std::mutex> l(order);
-          const auto at = c.stream_end();
-          if (!c.Append(at, payload).ok()) return false;
-          end = at + payload.size();
+          if (!tails) {
+            const auto at = c.stream_end();
+            if (!c.Append(at, payload).ok()) return false;
+            end = at + payload.size();
+          } else {
+            constexpr client::Lsn kBlock = 512;
+            end = data_end + payload.size();
+            const client::Lsn full_end = end / kBlock * kBlock;
+            const client::Lsn at = c.stream_end();
+            client::ClientStatus st;
+            if (full_end > at) st = c.Append(at, std::string(full_end - at, 'r'));
+            if (st.ok() && end > full_end) st = c.PutTail(full_end, std::string(kBlock, 'r'), end);
+            if (!st.ok()) {
+              std::fprintf(stderr, "commit to %llu: %s\n", static_cast<unsigned long long>(end), st.ToString().c_str());
+              return false;
+            }
+            data_end = end;
+          }
         }
-        return c.WaitDurable(end, std::chrono::milliseconds(10000)).ok();
+        auto waited = c.WaitDurable(end, std::chrono::milliseconds(10000));
+        if (!waited.ok()) {
+          static std::once_flag once;
+          std::call_once(once, [&] { std::fprintf(stderr, "wait for %llu: %s\n", static_cast<unsigned long long>(end),
+                                                  waited.ToString().c_str()); });
+        }
+        return waited.ok();
       });
       Print("3 nodes, W=2", t, repl);
       std::printf("| ratio replicated/local | %d | %.2fx | | %.2fx | %.2fx | |\n", t,

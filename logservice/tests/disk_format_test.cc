@@ -46,7 +46,7 @@ TEST(DiskFormat, SegmentHeaderRoundTripAndRejections) {
     return b;
   };
   std::string v2 = bytes;
-  PutFixed32(&v2[kSegVersionOffset], kFormatVersion + 1);
+  PutFixed32(&v2[kSegVersionOffset], kSegmentFormatVersion + 1);
   EXPECT_NE(DecodeSegmentHeader(resigned(v2), &out).message().find("version"), std::string::npos);
   std::string kind = bytes;
   PutFixed32(&kind[kSegKindOffset], 7);

@@ -232,6 +232,57 @@ TEST_F(LogStoreTest, StartAtMovesTheStartPastWhatTheStoreHolds) {
   EXPECT_EQ(Concat(*store->Read(5000, 1000)), std::string(150, 'b'));
 }
 
+// The tail register in the journal (docs/design/logservice-tail-in-journal.md):
+// durable with the group commit, the last one written wins at replay, an
+// unsynced one is lost with a crash as an unsynced append is, and a
+// malformed one is refused.
+TEST_F(LogStoreTest, TailRecordsAreDurableWithTheGroupCommitAndTheLastWins) {
+  auto store = Open();
+  EXPECT_FALSE(store->last_tail());
+  const StoredTail first{1, 1000, 1100, std::string(512, 'x')};
+  const StoredTail second{1, 1000, 1300, std::string(512, 'y')};
+  ASSERT_TRUE(store->Append(1000, 1, std::string(100, 'a')).ok());
+  ASSERT_TRUE(store->PutTail(first).ok());
+  ASSERT_TRUE(store->PutTail(second).ok());
+  EXPECT_EQ(store->last_tail(), second);
+  ASSERT_OK(store->Sync());
+  const StoredTail unsynced{2, 1024, 1030, std::string(512, 'z')};
+  ASSERT_TRUE(store->PutTail(unsynced).ok());
+  EXPECT_EQ(store->stats().tail_writes, 3u);
+  store.reset();
+  fs->SimulateCrash();
+  store = Open();
+  EXPECT_EQ(store->last_tail(), second) << "the synced one survives, the unsynced one is gone";
+  EXPECT_EQ(store->frontier().durable_lsn, 1100u) << "tail records hold no redo";
+  for (const StoredTail& bad : {StoredTail{1, 1000, 1000, std::string(512, 'x')},
+                                StoredTail{1, 1000, 1600, std::string(512, 'x')}, StoredTail{1, 1000, 1001, ""}})
+    EXPECT_EQ(store->PutTail(bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+// An idle writer's register can sit in an old segment; releasing the log
+// deletes old segments. The register is written again first, so it
+// survives the release and a crash right after it.
+TEST_F(LogStoreTest, ReleasingTheLogKeepsTheTailRecord) {
+  segment_bytes = 256;
+  auto store = Open();
+  Lsn lsn = 1000;
+  ASSERT_TRUE(store->Append(lsn, 1, std::string(50, 'a')).ok());
+  lsn += 50;
+  const StoredTail tail{1, 1040, 1050, std::string(64, 't')};
+  ASSERT_TRUE(store->PutTail(tail).ok());
+  for (int i = 0; i < 30; ++i, lsn += 50) ASSERT_TRUE(store->Append(lsn, 1, std::string(50, 'b')).ok());
+  ASSERT_OK(store->Sync());
+  const auto before = store->stats().segments;
+  ASSERT_OK(store->ReleaseBelow(lsn - 50));
+  EXPECT_LT(store->stats().segments, before) << "old segments went";
+  EXPECT_EQ(store->last_tail(), tail);
+  store.reset();
+  fs->SimulateCrash();
+  store = Open();
+  EXPECT_EQ(store->last_tail(), tail) << "the register outlived the segment it was first written in";
+  EXPECT_EQ(store->frontier().released_lsn, lsn - 50);
+}
+
 TEST_F(LogStoreTest, ConcurrentAppendersSyncerAndReaders) {
   segment_bytes = 4096;  // rollovers race with syncs and reads too
   auto store = Open();

@@ -64,7 +64,11 @@ struct Node::Impl {
   struct Work {
     std::shared_ptr<rdma::Connection> conn;
     Frame frame;
+    bool tail_written = false;  // a TailReq whose register went into the journal
   };
+  // The newest register written to the journal (maybe not yet durable);
+  // meta.tail is the one published (durable). Under meta_mu.
+  repl::TailImage tail_written;
   std::mutex q_mu;
   CondVar q_cv;
   std::deque<Work> queue;
@@ -238,7 +242,14 @@ struct Node::Impl {
           return;
         }
         break;
-      case MsgType::kTailReq: HandleTail(req, &rep); break;
+      case MsgType::kTailReq:
+        if (HandleTail(w, &rep)) {
+          std::lock_guard<std::mutex> l(q_mu);
+          acks.push_back(std::move(w));
+          ack_cv.notify_one();
+          return;
+        }
+        break;
       case MsgType::kReadReq: HandleRead(req, &rep); break;
       case MsgType::kCkptSetReq: HandleCkptSet(req, &rep); break;
       case MsgType::kCkptGetReq: HandleCkptGet(&rep); break;
@@ -370,6 +381,7 @@ struct Node::Impl {
       std::lock_guard<std::mutex> l(meta_mu);
       commit_hint = std::max(commit_hint, req.lsn2);
       meta = next;
+      if (new_seal) tail_written = next.tail;
     }
     catchup_cv.notify_all();
     rep->state = State();
@@ -437,52 +449,69 @@ struct Node::Impl {
     Send(w.conn, rep);
   }
 
-  void HandleTail(const Frame& req, Frame* rep) {
-    if (!CheckWriter(req, rep, true)) return;
+  // Whether register t replaces cur: a newer writer, or the same writer
+  // further on (a later block, or more of the same block).
+  static bool IsNewerTail(const repl::TailImage& t, const repl::TailImage& cur) {
+    return t.epoch > cur.epoch ||
+           (t.epoch == cur.epoch &&
+            (t.block_lsn > cur.block_lsn || (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
+  }
+
+  // The register goes into the log's journal, after the blocks this
+  // connection sent before it, and is published and acknowledged by the
+  // sync thread after the group's fdatasync
+  // (docs/design/logservice-tail-in-journal.md). True: queued for it.
+  bool HandleTail(Work& w, Frame* rep) {
+    const Frame& req = w.frame;
+    if (!CheckWriter(req, rep, true)) return false;
     repl::TailImage t{req.epoch, req.lsn, req.lsn2, req.data};
-    // The register lives in node_meta, which the catch-up thread saves too.
-    std::lock_guard<std::mutex> ms(meta_save_mu);
-    NodeMeta next;
+    repl::TailImage cur;
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      next = meta;
+      cur = tail_written;
     }
-    repl::TailImage cur = next.tail;
-    bool newer = t.epoch > cur.epoch || (t.epoch == cur.epoch && (t.block_lsn > cur.block_lsn ||
-                                                                   (t.block_lsn == cur.block_lsn && t.data_end >= cur.data_end)));
-    if (newer && cur.valid() && t.block_lsn > cur.block_lsn && log->frontier().durable_lsn < cur.data_end) {
-      // A tail in a later block retires the one we hold, whose bytes the
-      // writer may already count as durable on our word. The blocks that
-      // carry them now reached us as appends just before this request (same
-      // connection, in order) and may still be only in the page cache: they
-      // must be on disk before the register stops holding those bytes, or a
-      // power loss in between keeps neither (found by the simulator).
-      Status s = log->Sync();
-      if (!s.ok()) return Fail(rep, s);
-      // Still below the old tail's data end: we are behind the stream (a
-      // new writer re-putting its recovered tail right after sealing us,
-      // before we filled up). Our register may be the only copy we have of
-      // acknowledged bytes the new stream contains but fewer than W nodes
-      // may yet hold as blocks: keep it, and reply with it. The writer sends
-      // its tail again once we caught up (its status poll sees our old one).
-      if (t.epoch > cur.epoch && log->frontier().durable_lsn < cur.data_end) newer = false;
-    }
+    bool newer = IsNewerTail(t, cur);
+    // A tail in a later block retires the one we hold. Its bytes reached us
+    // as blocks just before this request (same connection, in order), so
+    // they precede this record in the journal, and a crash keeps a prefix
+    // of it: the register is never kept without them. But if we are still
+    // below the old tail's data end, we are behind the stream (a new writer
+    // re-putting its recovered tail right after sealing us, before we filled
+    // up). Our register may be the only copy we have of acknowledged bytes
+    // the new stream contains but fewer than W nodes may yet hold as
+    // blocks: keep it, and reply with it. The writer sends its tail again
+    // once we caught up (its status poll sees our old one).
+    if (newer && cur.valid() && t.block_lsn > cur.block_lsn && t.epoch > cur.epoch &&
+        log->frontier().complete_lsn < cur.data_end)
+      newer = false;
     if (newer) {
-      // Sealed in t's epoch: every block we hold or fill below it is that
-      // writer's stream.
-      next.tail = t;
-      next.tail_anchored = true;
-      Status s = SaveNodeMeta(*fs, opt.data_dir, next);
-      if (!s.ok()) return Fail(rep, s);
+      auto ticket = log->PutTail(StoredTail{t.epoch, t.block_lsn, t.data_end, t.image});
+      if (!ticket.ok()) {
+        Fail(rep, ticket.status());
+        return false;
+      }
       Count(wire::NodeCounter::kTailWrites);
       std::lock_guard<std::mutex> l(meta_mu);
-      meta.tail = t;
-      meta.tail_anchored = true;
-      cur = t;
+      tail_written = t;
     }
-    rep->lsn = cur.block_lsn;
-    rep->lsn2 = cur.data_end;
-    rep->lsn3 = log->frontier().durable_lsn;
+    w.tail_written = newer;
+    return true;
+  }
+
+  // Sync thread, meta_mu held, after the fdatasync that covers the request's
+  // record and with its fence checked: publish the register (what status
+  // replies report and recoveries count) and answer with the one we hold.
+  void FinishTailLocked(const Work& w, const LogFrontier& fr, Frame* rep) {
+    repl::TailImage t{w.frame.epoch, w.frame.lsn, w.frame.lsn2, w.frame.data};
+    if (w.tail_written && IsNewerTail(t, meta.tail)) {
+      // Sealed in t's epoch: every block we hold or fill below it is that
+      // writer's stream.
+      meta.tail = std::move(t);
+      meta.tail_anchored = true;
+    }
+    rep->lsn = meta.tail.block_lsn;
+    rep->lsn2 = meta.tail.data_end;
+    rep->lsn3 = fr.durable_lsn;
   }
 
   void HandleRead(const Frame& req, Frame* rep) {
@@ -595,13 +624,22 @@ struct Node::Impl {
       std::size_t fenced = 0;
       Epoch promised;
       {
+        // Publishing a register changes meta.tail: not while a promise, seal
+        // or membership change is between reading meta and saving it (they
+        // hold meta_save_mu), or the node_meta it saves would lack a register
+        // acknowledged before it took effect.
+        std::unique_lock<std::mutex> save(meta_save_mu, std::defer_lock);
+        if (std::any_of(batch.begin(), batch.end(), [](const Work& w) { return w.frame.type == MsgType::kTailReq; }))
+          save.lock();
         std::lock_guard<std::mutex> l(meta_mu);
         promised = meta.promised_epoch;
         const LogFrontier fr = log->frontier();
         for (auto& w : batch) {
-          Frame rep = Reply(w.frame, MsgType::kAppendResp);
+          Frame rep = Reply(w.frame, ResponseTypeOf(w.frame.type));
           if (!CheckWriterLocked(w.frame, &rep, /*need_seal=*/true)) {
             ++fenced;
+          } else if (s.ok() && w.frame.type == MsgType::kTailReq) {
+            FinishTailLocked(w, fr, &rep);
           } else if (s.ok()) {
             rep.lsn = fr.durable_lsn;
             rep.lsn2 = fr.complete_lsn;
@@ -973,6 +1011,20 @@ Result<std::unique_ptr<Node>> Node::Start(NodeOptions options) {
                       " cut=" + std::to_string(n.meta.seal_cut));
     STRATA_RETURN_IF_ERROR(n.CutAfterSeal(n.meta));
   }
+
+  // The register: the last seal's (node_meta), or a newer one in the
+  // journal written after that seal and acknowledged before any newer
+  // promise (one refused because a promise came first is ignored: a promise
+  // saves every register published before it into node_meta).
+  // docs/design/logservice-tail-in-journal.md.
+  if (auto jt = n.log->last_tail(); jt && jt->epoch == n.meta.seal_epoch && jt->epoch == n.meta.promised_epoch) {
+    repl::TailImage t{jt->epoch, jt->block_lsn, jt->data_end, jt->image};
+    if (Impl::IsNewerTail(t, n.meta.tail)) {
+      n.meta.tail = std::move(t);
+      n.meta.tail_anchored = true;
+    }
+  }
+  n.tail_written = n.meta.tail;
 
   if (n.opt.network) {
     n.network = n.opt.network;

@@ -1,16 +1,19 @@
 // Node: one log service node (what logserviced runs). Serves the replication
 // protocol (src/replication/wire.h) over rdma/ and keeps the redo log, the
-// tail register, the checkpoint and stage-1 pages in its data directory.
+// tail register (in the log's journal; the seal's in node_meta), the
+// checkpoint and stage-1 pages in its data directory.
 //
 // Threads and hand-offs:
 //   - transport I/O thread: decodes each message (a malformed one closes the
 //     connection with a logged reason) and queues it; never blocks;
 //   - worker thread: executes requests one at a time, in arrival order
-//     (so one writer's appends reach the LogStore in order). Append only
-//     writes to the page cache and hands the ack to
-//   - the sync thread: group commit. It takes every pending append ack,
-//     calls LogStore::Sync() once, and then acknowledges them all with the
-//     node's durable LSN (the end of its gap-free fdatasync'ed prefix).
+//     (so one writer's appends reach the LogStore in order). Append and
+//     Tail only write to the page cache (a tail register is a journal
+//     record after the blocks) and hand the ack to
+//   - the sync thread: group commit. It takes every pending append and tail
+//     ack, calls LogStore::Sync() once, publishes the tail registers, and
+//     then acknowledges them all with the node's durable LSN (the end of its
+//     gap-free fdatasync'ed prefix).
 //     Nothing is acknowledged before it is on disk, and nothing after a
 //     newer epoch was promised (the fence is checked again when the ack is
 //     built, see below);

@@ -6,17 +6,22 @@
 // a node that starts without node_meta may have lost acknowledged data, so
 // it does not count toward any quorum until it is rebuilt; the flag is
 // kept here so that a crash halfway through a rebuild does not make the
-// node a member). And the tail register: the overwritable last partial
-// block, one slot, newest wins. It lives here, next to the seal history
-// that vouches for it, so that a seal can cut the log and install the
-// recovered tail in one durable write (docs/design/logservice-seal-with-tail.md):
-// the write is the commit point, the log is cut after it, and `seal_cut`
-// lets a node that crashed in between cut again at start.
+// node a member). And the tail register the last seal installed: the
+// overwritable last partial block, one slot, newest wins. It lives here,
+// next to the seal history that vouches for it, so that a seal can cut the
+// log and install the recovered tail in one durable write
+// (docs/design/logservice-seal-with-tail.md): the write is the commit point,
+// the log is cut after it, and `seal_cut` lets a node that crashed in
+// between cut again at start. The writer's later registers (one per
+// commit) go into the log's journal with the group commit instead; at
+// start the newer of the two counts if the journal's was written in the
+// seal epoch and before any newer promise
+// (docs/design/logservice-tail-in-journal.md).
 //
 // Durability: one small file replaced atomically (storage/durable_file.h:
-// temp + fdatasync + rename + dir fsync, CRC32C). A node persists a promise,
-// a seal and a tail image BEFORE acknowledging it, so a crashed-and-restarted
-// node never forgets either. Versions 1 and 2 kept the register in a file of
+// temp + fdatasync + rename + dir fsync, CRC32C). A node persists a promise
+// and a seal BEFORE acknowledging it (a tail image too, in the journal), so a
+// crashed-and-restarted node never forgets either. Versions 1 and 2 kept the register in a file of
 // its own ("tail", still read: EncodeTail / DecodeTail); their history
 // entries read with an unknown end. Not thread-safe: the node's worker
 // thread owns it.

@@ -35,7 +35,7 @@ bool ParseSegmentFileName(std::string_view name, std::uint64_t* sequence) {
 std::string EncodeSegmentHeader(const SegmentHeader& header) {
   std::string out(kSegmentHeaderSize, '\0');
   PutFixed64(&out[kSegMagicOffset], kSegmentMagic);
-  PutFixed32(&out[kSegVersionOffset], kFormatVersion);
+  PutFixed32(&out[kSegVersionOffset], kSegmentFormatVersion);
   PutFixed32(&out[kSegKindOffset], static_cast<std::uint32_t>(header.kind));
   PutFixed64(&out[kSegSequenceOffset], header.sequence);
   PutFixed64(&out[kSegBaseLsnOffset], header.base_lsn);
@@ -52,7 +52,7 @@ Status DecodeSegmentHeader(std::string_view bytes, SegmentHeader* out) {
     return Status::Corruption("segment header: CRC mismatch");
   if (GetFixed64(p + kSegMagicOffset) != kSegmentMagic) return Status::Corruption("segment header: bad magic");
   std::uint32_t version = GetFixed32(p + kSegVersionOffset);
-  if (version != kFormatVersion)
+  if (version < 1 || version > kSegmentFormatVersion)
     return Status::Corruption("segment header: unsupported format version " + std::to_string(version));
   std::uint32_t kind = GetFixed32(p + kSegKindOffset);
   if (kind != static_cast<std::uint32_t>(SegmentKind::kRedo) && kind != static_cast<std::uint32_t>(SegmentKind::kPages))
@@ -80,6 +80,13 @@ bool ValidRecordShape(const RecordHeader& h, std::string* why) {
     case RecordType::kRelease:
       if (h.payload_len != 0 || h.start_lsn != h.end_lsn) {
         *why = "control record with a payload or an LSN range";
+        return false;
+      }
+      return true;
+    case RecordType::kTail:
+      if (h.payload_len == 0 || h.payload_len > kMaxRecordPayload || h.end_lsn <= h.start_lsn ||
+          h.end_lsn - h.start_lsn > h.payload_len) {
+        *why = "tail record whose data end lies outside its block";
         return false;
       }
       return true;
@@ -174,7 +181,7 @@ std::size_t FindValidRecord(std::string_view bytes, std::size_t from) {
     if (p[kRecReservedOffset] != 0 || p[kRecReservedOffset + 1] != 0 || p[kRecReservedOffset + 2] != 0) continue;
     const auto type = static_cast<unsigned char>(p[kRecTypeOffset]);
     if (type < static_cast<unsigned char>(RecordType::kRedo) ||
-        type > static_cast<unsigned char>(RecordType::kPageImage))
+        type > static_cast<unsigned char>(RecordType::kTail))
       continue;
     RecordHeader h;
     std::string_view body;

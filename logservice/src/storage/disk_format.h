@@ -19,6 +19,10 @@
 //      kRelease    ReleaseBelow(start_lsn); start == end, no payload
 //      kPageImage  page image at LSN start_lsn (== end_lsn); payload is
 //                  u32 space_id, u32 page_no, image bytes
+//      kTail       the tail register (redo only, segment format 2): the
+//                  partial last block at start_lsn, whose bytes up to
+//                  end_lsn are data; payload is the block image
+//                  (0 < end - start <= payload_len), epoch its writer's
 //    Recovery replays records in file order; the order is the history.
 // 3. Durable small files (the checkpoint): DurableFileHeader + payload,
 //    replaced atomically (temp + fdatasync + rename + fsync dir).
@@ -35,13 +39,16 @@
 namespace strata::logservice::storage {
 
 inline constexpr std::uint32_t kFormatVersion = 1;
+// Segments: 2 added kTail records (docs/design/logservice-tail-in-journal.md);
+// version 1 segments, which have none, are still read.
+inline constexpr std::uint32_t kSegmentFormatVersion = 2;
 
 // ---- 1. segment header -------------------------------------------------
 inline constexpr std::uint64_t kSegmentMagic = 0x31474553'41525453ull;  // "STRASEG1" on disk
 enum class SegmentKind : std::uint32_t { kRedo = 1, kPages = 2 };
 
 inline constexpr std::size_t kSegMagicOffset = 0;      // u64 kSegmentMagic
-inline constexpr std::size_t kSegVersionOffset = 8;    // u32 kFormatVersion
+inline constexpr std::size_t kSegVersionOffset = 8;    // u32 kSegmentFormatVersion
 inline constexpr std::size_t kSegKindOffset = 12;      // u32 SegmentKind
 inline constexpr std::size_t kSegSequenceOffset = 16;  // u64 == number in the file name
 inline constexpr std::size_t kSegBaseLsnOffset = 24;   // u64 released LSN when the segment was created
@@ -57,7 +64,7 @@ struct SegmentHeader {
 };
 
 // ---- 2. record header ---------------------------------------------------
-enum class RecordType : std::uint8_t { kRedo = 1, kTruncate = 2, kRelease = 3, kPageImage = 4 };
+enum class RecordType : std::uint8_t { kRedo = 1, kTruncate = 2, kRelease = 3, kPageImage = 4, kTail = 5 };
 
 inline constexpr std::size_t kRecCrcOffset = 0;         // u32 CRC32C of bytes [4, 36) + payload
 inline constexpr std::size_t kRecTypeOffset = 4;        // u8 RecordType

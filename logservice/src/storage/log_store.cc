@@ -44,6 +44,37 @@ struct LogStore::State {
   LogIndex index;
   LogStoreStats stats;
   std::vector<DamagedRecord> damaged;  // found by Read, each once
+  std::optional<StoredTail> tail;     // the last kTail record (PutTail or replay)
+  RecordLocation tail_where;
+
+  // Writes the tail record again in the active segment if the segment that
+  // holds it no longer holds live redo (it is about to be deleted), and
+  // makes the copy durable. Before any deletion: the register may be the
+  // only copy of acknowledged bytes.
+  Status KeepTailLive() {
+    std::uint64_t sequence = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!tail || tail_where.segment == journal->active_sequence() || index.SegmentInUse(tail_where.segment))
+        return Status::Ok();
+      const RecordHeader h = TailHeader(*tail);
+      auto appended = journal->Append({{h, tail->image}});
+      if (!appended.ok()) return appended.status();
+      tail_where = appended->where[0];
+      sequence = appended->sequence;
+    }
+    return journal->SyncUpTo(sequence);
+  }
+
+  // mu held (or Open): no live redo and not the tail record's home.
+  bool Deletable(std::uint64_t segment) const {
+    return !index.SegmentInUse(segment) && !(tail && tail_where.segment == segment);
+  }
+
+  static RecordHeader TailHeader(const StoredTail& t) {
+    return RecordHeader{RecordType::kTail, static_cast<std::uint32_t>(t.image.size()), t.block_lsn, t.data_end,
+                        t.epoch};
+  }
 
   // Notes damage a read found (takes mu) and says which LSNs it costs.
   Status ReportDamage(DamagedRecord d) {
@@ -68,7 +99,8 @@ namespace {
 // the same checks Append/TruncateAfter/ReleaseBelow used when it was written.
 class LogReplay final : public storage::ReplayHandler {
  public:
-  explicit LogReplay(LogIndex* index) : index_(index) {}
+  LogReplay(LogIndex* index, std::optional<StoredTail>* tail, RecordLocation* tail_where)
+      : index_(index), tail_(tail), tail_where_(tail_where) {}
 
   Status OnSegment(const SegmentHeader& header) override {
     if (header.kind != storage::SegmentKind::kRedo) return Status::Corruption("not a redo segment");
@@ -76,7 +108,7 @@ class LogReplay final : public storage::ReplayHandler {
     return Status::Ok();
   }
 
-  Status OnRecord(const RecordHeader& h, std::string_view, const RecordLocation& where) override {
+  Status OnRecord(const RecordHeader& h, std::string_view payload, const RecordLocation& where) override {
     switch (h.type) {
       case RecordType::kRedo: {
         std::vector<std::pair<Lsn, Lsn>> missing;
@@ -92,6 +124,10 @@ class LogReplay final : public storage::ReplayHandler {
       case RecordType::kRelease:
         index_->Release(h.start_lsn);
         return Status::Ok();
+      case RecordType::kTail:
+        *tail_ = StoredTail{h.epoch, h.start_lsn, h.end_lsn, std::string(payload)};
+        *tail_where_ = where;
+        return Status::Ok();
       case RecordType::kPageImage:
         break;
     }
@@ -100,6 +136,8 @@ class LogReplay final : public storage::ReplayHandler {
 
  private:
   LogIndex* index_;
+  std::optional<StoredTail>* tail_;
+  RecordLocation* tail_where_;
 };
 
 }  // namespace
@@ -115,15 +153,17 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(std::shared_ptr<FileSystem> fs,
   auto state = std::make_unique<State>();
   state->dir = dir;
   state->options = options;
-  LogReplay replay(&state->index);
+  LogReplay replay(&state->index, &state->tail, &state->tail_where);
   storage::JournalOptions jo{storage::SegmentKind::kRedo, options.segment_bytes, options.initial_lsn, options.log,
                             options.cut_damaged_tail, /*rewrite_damaged_tail=*/std::nullopt};
   auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
   if (!journal.ok()) return journal.status();
   state->journal = std::move(journal).value();
   state->journal->set_base_lsn(state->index.base());
-  // A crash between a release record and its deletions leaves dead segments.
-  auto deleted = state->journal->DeleteOldest([&](std::uint64_t seg) { return !state->index.SegmentInUse(seg); });
+  // A crash between a release record and its deletions leaves dead segments,
+  // perhaps with the tail record in one of them.
+  STRATA_RETURN_IF_ERROR(state->KeepTailLive());
+  auto deleted = state->journal->DeleteOldest([&](std::uint64_t seg) { return state->Deletable(seg); });
   if (!deleted.ok()) return deleted.status();
   report->released_segments_deleted += *deleted;
   const LogIndex& ix = state->index;
@@ -160,6 +200,26 @@ Result<AppendTicket> LogStore::Append(Lsn start_lsn, Epoch epoch, std::string_vi
   ++s_->stats.appends;
   s_->stats.records_written += missing.size();
   return AppendTicket{appended->sequence};
+}
+
+Result<AppendTicket> LogStore::PutTail(const StoredTail& tail) {
+  if (tail.image.empty() || tail.image.size() > kMaxRecordPayload || tail.data_end <= tail.block_lsn ||
+      tail.data_end - tail.block_lsn > tail.image.size())
+    return Status::InvalidArgument("tail register at " + std::to_string(tail.block_lsn) + " with data end " +
+                                   std::to_string(tail.data_end) + " and a " + std::to_string(tail.image.size()) +
+                                   "-byte image");
+  std::lock_guard<std::mutex> lock(s_->mu);
+  auto appended = s_->journal->Append({{State::TailHeader(tail), tail.image}});
+  if (!appended.ok()) return appended.status();
+  s_->tail = tail;
+  s_->tail_where = appended->where[0];
+  ++s_->stats.tail_writes;
+  return AppendTicket{appended->sequence};
+}
+
+std::optional<StoredTail> LogStore::last_tail() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->tail;
 }
 
 Status LogStore::Sync() {
@@ -256,9 +316,10 @@ Status LogStore::Release(Lsn lsn, bool beyond_complete) {
   }
   // The release must be durable before any segment it justifies goes away.
   STRATA_RETURN_IF_ERROR(s_->journal->SyncUpTo(sequence));
+  STRATA_RETURN_IF_ERROR(s_->KeepTailLive());
   std::lock_guard<std::mutex> lock(s_->mu);
   s_->index.OnSynced(s_->journal->synced_sequence());
-  auto deleted = s_->journal->DeleteOldest([this](std::uint64_t seg) { return !s_->index.SegmentInUse(seg); });
+  auto deleted = s_->journal->DeleteOldest([this](std::uint64_t seg) { return s_->Deletable(seg); });
   if (!deleted.ok()) return deleted.status();
   return Status::Ok();
 }

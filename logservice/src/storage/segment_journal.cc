@@ -526,4 +526,9 @@ std::uint64_t SegmentJournal::segment_count() const {
   return segments_.size();
 }
 
+std::uint64_t SegmentJournal::active_sequence() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return active_sequence_;
+}
+
 }  // namespace strata::logservice::storage

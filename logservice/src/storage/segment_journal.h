@@ -129,6 +129,8 @@ class SegmentJournal {
   std::uint64_t synced_sequence() const { return synced_sequence_.load(std::memory_order_acquire); }
   std::uint64_t fdatasync_count() const { return fdatasyncs_.load(std::memory_order_relaxed); }
   std::uint64_t segment_count() const;
+  // Sequence of the segment appends go to now.
+  std::uint64_t active_sequence() const;
 
   ~SegmentJournal();
 

@@ -323,6 +323,51 @@ TEST(Fencing, PromiseWaitsForBytesAcknowledgedAsWrittenAndCountsThem) {
   EXPECT_EQ(nodes.bad_lines(), "");
 }
 
+// The tail register lives in the log's journal and shares the group commit
+// (docs/design/logservice-tail-in-journal.md): while that fdatasync is held,
+// the TailReq gets no reply and the node's state does not show the new
+// register; once it is on disk, both do. Before, the register was a
+// node_meta rewrite of its own (two syncs and a rename per tail, which this
+// file system never held) and was acknowledged without the group commit.
+TEST(Fencing, ATailIsAcknowledgedAndReportedOnlyAfterItsGroupCommit) {
+  InProcessNodes nodes(1);
+  ASSERT_TRUE(nodes.up());
+  auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(nodes.cluster_id(), nodes.secret()));
+  ASSERT_TRUE(t.ok());
+  auto a = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
+  auto b = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
+  ASSERT_TRUE(a.ok() && b.ok());
+  Frame p = Request(MsgType::kPromiseReq, 1);
+  p.writer_id = 11;
+  ASSERT_EQ((*a)->Call(p, kBound)->code, ReplyCode::kOk);
+  Frame s = Request(MsgType::kSealReq, 1);
+  s.history = {{1, 0}};
+  s.peers = nodes.addresses();
+  ASSERT_EQ((*a)->Call(s, kBound)->code, ReplyCode::kOk);
+
+  nodes.fs(0).Arm();
+  Frame tail = Request(MsgType::kTailReq, 1);
+  tail.lsn = 0;
+  tail.lsn2 = 100;
+  tail.data = testing::RedoBytes(0, 512);
+  auto put = std::async(std::launch::async, [&] { return (*a)->Call(tail, kBound); });
+  ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound)) << "the tail never reached the group commit";
+  EXPECT_EQ(put.wait_for(milliseconds(300)), std::future_status::timeout)
+      << "the tail was acknowledged before it was on disk";
+  EXPECT_FALSE(nodes.node(0).State().tail.valid()) << "the node reported a register that is not on disk";
+  nodes.fs(0).Release();
+  auto done = put.get();
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  ASSERT_EQ(done->code, ReplyCode::kOk) << done->error;
+  EXPECT_EQ(done->lsn, 0u);
+  EXPECT_EQ(done->lsn2, 100u);
+  const repl::NodeState st = nodes.node(0).State();
+  EXPECT_EQ(st.tail.data_end, 100u);
+  EXPECT_EQ(st.tail.image, tail.data);
+  EXPECT_TRUE(st.tail_anchored);
+  EXPECT_EQ(nodes.bad_lines(), "");
+}
+
 // The same race through the client library, on 3 nodes: writer A's last
 // append is written everywhere and A is told so (written_lsn), but every
 // group commit is held, so it is not durable. Writer B takes over (its

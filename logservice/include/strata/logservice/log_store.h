@@ -80,6 +80,17 @@ struct LogFrontier {
   Epoch max_epoch = 0;  // highest epoch of any stored range or fence
 };
 
+// The tail register as the log stores it: the writer's partial last block
+// (docs/design/logservice-tail-in-journal.md). Which one counts is the
+// node's rule (the seal epoch's); the store keeps the last one written.
+struct StoredTail {
+  Epoch epoch = 0;
+  Lsn block_lsn = 0;
+  Lsn data_end = 0;  // block_lsn < data_end <= block_lsn + image.size()
+  std::string image;
+  bool operator==(const StoredTail&) const = default;
+};
+
 // A run of redo bytes written under one epoch.
 struct RedoRange {
   Lsn start_lsn = 0;
@@ -93,6 +104,7 @@ struct LogStoreStats {
   std::uint64_t records_written = 0;
   std::uint64_t bytes_written = 0;  // payload bytes
   std::uint64_t fdatasyncs = 0;     // group commits + segment seals
+  std::uint64_t tail_writes = 0;    // PutTail calls since Open
   std::uint64_t segments = 0;       // live segment files
 };
 
@@ -124,6 +136,18 @@ class LogStore {
   // has an older epoch: quorum recovery must TruncateAfter first), kNoSpace
   // (retryable, nothing stored), kNeedsRecovery.
   Result<AppendTicket> Append(Lsn start_lsn, Epoch epoch, std::string_view redo);
+
+  // Writes the tail register as the journal's next record, after every
+  // append issued before it (a crash keeps a prefix of the journal, so a
+  // surviving register comes with the blocks written before it). Durable
+  // with the next Sync / SyncUpTo(ticket), in the same fdatasync as the
+  // appends around it. No epoch rules: the caller's. kInvalidArgument for a
+  // malformed register, kNoSpace, kNeedsRecovery as Append.
+  Result<AppendTicket> PutTail(const StoredTail& tail);
+  // The last register PutTail wrote or replay found, whatever its epoch;
+  // nullopt if none ever was. Releasing the log keeps it (its record is
+  // written again before the segment holding it is deleted).
+  std::optional<StoredTail> last_tail() const;
 
   // Group commit: makes every append issued before the call durable and
   // advances durable_lsn. Does no fdatasync if nothing is pending.
