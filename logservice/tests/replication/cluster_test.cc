@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "cluster_client_support.h"
 #include "local_cluster.h"
 #include "strata/logservice/client.h"
 
@@ -24,29 +25,11 @@ using client::Code;
 using client::LogClient;
 using std::chrono::milliseconds;
 using testing::LocalCluster;
-
-std::uint64_t Seed() {
-  static const std::uint64_t seed = [] {
-    const char* s = std::getenv("STRATA_TEST_SEED");
-    std::uint64_t v = s ? std::strtoull(s, nullptr, 10) : std::random_device{}();
-    std::fprintf(stderr, "STRATA_TEST_SEED=%llu\n", static_cast<unsigned long long>(v));
-    return v;
-  }();
-  return seed;
-}
+using testing::ReadRange;
 
 ClusterConfig Config(const LocalCluster& c, client::OpenMode mode = client::OpenMode::kWriter) {
-  ClusterConfig cfg;
-  cfg.nodes = c.addresses();
-  cfg.transport = client::TransportKind::kTcp;
-  cfg.write_quorum = 2;
-  cfg.cluster_id = c.cluster_id();
-  cfg.secret = c.secret();
+  ClusterConfig cfg = testing::LocalClusterConfig(c);
   cfg.mode = mode;
-  cfg.open_timeout = milliseconds(8000);
-  cfg.op_timeout = milliseconds(2000);
-  cfg.reconnect_interval = milliseconds(100);
-  cfg.seed = Seed();
   return cfg;
 }
 
@@ -64,16 +47,6 @@ void AppendBlocks(LogClient& lc, int n) {
     const auto at = lc.stream_end();
     ASSERT_TRUE(lc.Append(at, Bytes(at, 512)).ok());
   }
-}
-
-std::string ReadAll(LogClient& lc, std::uint64_t from, std::uint64_t to) {
-  std::string out;
-  while (from + out.size() < to) {
-    auto r = lc.Read(from + out.size(), to - from - out.size());
-    if (!r.ok() || r->empty()) break;
-    out += *r;
-  }
-  return out;
 }
 
 // Waits until the writer sees node i durable at >= lsn (bounded).
@@ -141,8 +114,8 @@ TEST(Cluster, AppendReadCheckpointPagesStatusAndCleanShutdown) {
   for (int i = 0; i < 200 && callback_max.load() < 64 * 512; ++i) std::this_thread::sleep_for(milliseconds(5));
   EXPECT_EQ(callback_max.load(), 64u * 512);  // on_durable saw the frontier, in increasing order
   EXPECT_EQ(regressions.load(), 0);
-  EXPECT_EQ(ReadAll(*lc, 0, 64 * 512), Bytes(0, 64 * 512));
-  EXPECT_EQ(ReadAll(*lc, 1000, 3000), Bytes(1000, 2000));
+  EXPECT_EQ(ReadRange(*lc, 0, 64 * 512), Bytes(0, 64 * 512));
+  EXPECT_EQ(ReadRange(*lc, 1000, 3000), Bytes(1000, 2000));
 
   EXPECT_EQ(lc->ReadCheckpoint().status().code(), Code::kNotFound);
   ASSERT_TRUE(lc->WriteCheckpoint(4096, "meta-1").ok());
@@ -189,24 +162,24 @@ TEST(Cluster, TailIsOverwrittenAndRecovered) {
     img2.replace(300, 212, 212, '\0');
     ASSERT_TRUE(lc->PutTail(1024, img2, 1324).ok());
     ASSERT_TRUE(lc->WaitDurable(1324, milliseconds(5000)).ok());
-    EXPECT_EQ(ReadAll(*lc, 1024, 1536), img2);
+    EXPECT_EQ(ReadRange(*lc, 1024, 1536), img2);
   }  // the writer "dies" here
   {
     auto ro = OpenOk(Config(c, client::OpenMode::kReadOnly));
     ASSERT_TRUE(ro);
     EXPECT_EQ(ro->sealed_end(), 1324u);
-    EXPECT_EQ(ReadAll(*ro, 0, 1536), Bytes(0, 1024) + img2);
+    EXPECT_EQ(ReadRange(*ro, 0, 1536), Bytes(0, 1024) + img2);
   }
   auto lc = OpenOk(Config(c));
   ASSERT_TRUE(lc);
   EXPECT_EQ(lc->epoch(), 2u);
   EXPECT_EQ(lc->stream_end(), 1024u);
   EXPECT_EQ(lc->sealed_end(), 1324u);
-  EXPECT_EQ(ReadAll(*lc, 0, 1536), Bytes(0, 1024) + img2);
+  EXPECT_EQ(ReadRange(*lc, 0, 1536), Bytes(0, 1024) + img2);
   // The new writer completes the block: the tail retires.
   ASSERT_TRUE(lc->Append(1024, Bytes(1024, 512)).ok());
   ASSERT_TRUE(lc->WaitDurable(1536, milliseconds(5000)).ok());
-  EXPECT_EQ(ReadAll(*lc, 0, 1536), Bytes(0, 1536));
+  EXPECT_EQ(ReadRange(*lc, 0, 1536), Bytes(0, 1536));
   EXPECT_EQ(c.UnexpectedLogLines({}), "");
 }
 
@@ -246,7 +219,7 @@ TEST(Cluster, AcknowledgedTailSurvivesATakeoverThatAlsoHearsANodeWithoutIt) {
   EXPECT_EQ(w->epoch(), 3u);
   EXPECT_EQ(w->stream_end(), 1024u);
   EXPECT_EQ(w->sealed_end(), 1300u) << "the acknowledged tail was dropped";
-  EXPECT_TRUE(ReadAll(*w, 0, 1536) == Bytes(0, 1024) + img) << "the recovered log is not writer B's";
+  EXPECT_TRUE(ReadRange(*w, 0, 1536) == Bytes(0, 1024) + img) << "the recovered log is not writer B's";
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -283,7 +256,7 @@ TEST(Cluster, KillNineDuringStreamThenRestartCatchesUp) {
   auto lc2 = OpenOk(Config(c));
   ASSERT_TRUE(lc2);
   EXPECT_EQ(lc2->sealed_end(), acked);
-  EXPECT_EQ(ReadAll(*lc2, 0, acked), Bytes(0, acked));
+  EXPECT_EQ(ReadRange(*lc2, 0, acked), Bytes(0, acked));
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -311,7 +284,7 @@ TEST(Cluster, TwoOfThreeDownStopsAcksWithReasonThenResumes) {
   ASSERT_TRUE(lc->WaitDurable(target, milliseconds(10000)).ok()) << lc->status().reason;
   AppendBlocks(*lc, 4);
   ASSERT_TRUE(lc->WaitDurable(lc->stream_end(), milliseconds(5000)).ok());
-  EXPECT_EQ(ReadAll(*lc, 0, lc->stream_end()), Bytes(0, lc->stream_end()));
+  EXPECT_EQ(ReadRange(*lc, 0, lc->stream_end()), Bytes(0, lc->stream_end()));
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -325,7 +298,7 @@ TEST(Cluster, StaleWriterIsFencedAfterTakeover) {
   AppendBlocks(*a, 4);
   ASSERT_TRUE(a->WaitDurable(2048, milliseconds(5000)).ok());
   auto cfg_b = Config(c);
-  cfg_b.seed = Seed() + 1;
+  cfg_b.seed = testing::ClusterTestSeed() + 1;
   auto b = OpenOk(cfg_b);
   ASSERT_TRUE(b);
   EXPECT_GT(b->epoch(), a->epoch());
@@ -340,7 +313,7 @@ TEST(Cluster, StaleWriterIsFencedAfterTakeover) {
   // The new writer's stream is intact and continues at the sealed end.
   ASSERT_TRUE(b->Append(2048, std::string(512, 'B')).ok());
   ASSERT_TRUE(b->WaitDurable(2560, milliseconds(5000)).ok());
-  EXPECT_EQ(ReadAll(*b, 2048, 2560), std::string(512, 'B'));
+  EXPECT_EQ(ReadRange(*b, 2048, 2560), std::string(512, 'B'));
   EXPECT_EQ(c.UnexpectedLogLines({}), "");
 }
 
@@ -388,7 +361,7 @@ TEST(Cluster, RecoveryAfterWriterDiesTruncatesBeyondDurableEndOnAllNodes) {
   }
   // Reading through node1 alone returns the new writer's bytes.
   c.Kill(1);
-  EXPECT_EQ(ReadAll(*b, acked, acked + 512), std::string(512, 'N'));
+  EXPECT_EQ(ReadRange(*b, acked, acked + 512), std::string(512, 'N'));
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -492,17 +465,17 @@ TEST(Cluster, ReleaseFreesBelowTheCheckpointOnly) {
   const std::uint64_t end = w->stream_end();
   ASSERT_TRUE(w->WaitDurable(end, milliseconds(10000)).ok());
   ASSERT_TRUE(w->Release(16 * 512).ok());
-  EXPECT_EQ(ReadAll(*w, 0, 512), Bytes(0, 512)) << "released without a checkpoint";
+  EXPECT_EQ(ReadRange(*w, 0, 512), Bytes(0, 512)) << "released without a checkpoint";
   ASSERT_TRUE(w->WriteCheckpoint(20 * 512, "meta").ok());
   ASSERT_TRUE(w->Release(40 * 512).ok());
   auto below = w->Read(0, 512);
   EXPECT_TRUE(!below.ok() || below->empty()) << "bytes below the checkpoint are still there";
-  EXPECT_EQ(ReadAll(*w, 20 * 512, end), Bytes(20 * 512, end - 20 * 512)) << "released above the checkpoint";
+  EXPECT_EQ(ReadRange(*w, 20 * 512, end), Bytes(20 * 512, end - 20 * 512)) << "released above the checkpoint";
   w.reset();
   auto again = OpenOk(Config(cluster));
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(again->stream_end(), end);
-  EXPECT_EQ(ReadAll(*again, 20 * 512, end), Bytes(20 * 512, end - 20 * 512));
+  EXPECT_EQ(ReadRange(*again, 20 * 512, end), Bytes(20 * 512, end - 20 * 512));
 }
 
 TEST(Cluster, WrongSecretIsRefused) {

@@ -65,7 +65,9 @@ TEST(Config, DamagedLogAndScrubSettings) {
   for (const char* bad : {"--damaged_log=repair", "--scrub_interval_seconds=1h", "--scrub_bytes_per_second=0"}) {
     auto r = ParseDaemonConfig({"--data_dir=/x", secret, bad});
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_NE(r.status().message().find(std::string(bad).substr(2, 10)), std::string::npos) << r.status().ToString();
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find(std::string(bad).substr(2, 10)), std::string::npos) << r.status().ToString();
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "codec.h"
+#include "cluster_client_support.h"
 #include "local_cluster.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
@@ -24,42 +25,13 @@ using client::LogClient;
 using repl::Frame;
 using std::chrono::milliseconds;
 using testing::LocalCluster;
+using testing::ReadRange;
 using wire::MsgType;
 using wire::ReplyCode;
 
-std::uint64_t Seed() {
-  static const std::uint64_t seed = [] {
-    const char* s = std::getenv("STRATA_TEST_SEED");
-    std::uint64_t v = s ? std::strtoull(s, nullptr, 10) : std::random_device{}();
-    std::fprintf(stderr, "STRATA_TEST_SEED=%llu\n", static_cast<unsigned long long>(v));
-    return v;
-  }();
-  return seed;
-}
-
-client::ClusterConfig Config(const LocalCluster& c) {
-  client::ClusterConfig cfg;
-  cfg.nodes = c.addresses();
-  cfg.transport = client::TransportKind::kTcp;
-  cfg.cluster_id = c.cluster_id();
-  cfg.secret = c.secret();
-  cfg.open_timeout = milliseconds(8000);
-  cfg.op_timeout = milliseconds(2000);
-  cfg.reconnect_interval = milliseconds(100);
-  cfg.seed = Seed();
-  return cfg;
-}
+client::ClusterConfig Config(const LocalCluster& c) { return testing::LocalClusterConfig(c); }
 
 std::string Bytes(std::uint64_t from, std::size_t n) { return testing::RedoBytes(from, n); }
-std::string ReadAll(LogClient& lc, std::uint64_t from, std::uint64_t to) {
-  std::string out;
-  while (from + out.size() < to) {
-    auto r = lc.Read(from + out.size(), to - from - out.size());
-    if (!r.ok() || r->empty()) break;
-    out += *r;
-  }
-  return out;
-}
 
 std::shared_ptr<repl::RpcChannel> Channel(rdma::Transport& t, const std::string& addr) {
   auto ch = repl::RpcChannel::Connect(t, addr, nullptr, nullptr);
@@ -193,7 +165,7 @@ TEST(Cluster, BackpressureBoundsInFlightBytes) {
   ASSERT_TRUE(c.Start(2));
   ASSERT_TRUE(w.Append(w.stream_end(), Bytes(w.stream_end(), 4096), milliseconds(10000)).ok()) << w.status().reason;
   ASSERT_TRUE(w.WaitDurable(w.stream_end(), milliseconds(10000)).ok());
-  EXPECT_EQ(ReadAll(w, 0, w.stream_end()), Bytes(0, w.stream_end()));
+  EXPECT_EQ(ReadRange(w, 0, w.stream_end()), Bytes(0, w.stream_end()));
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -272,7 +244,7 @@ TEST(Cluster, DiskFullNodeStopsAcknowledgingRatherThanLying) {
     if (!caught_up) std::this_thread::sleep_for(milliseconds(25));
   }
   EXPECT_TRUE(caught_up) << w.status().reason;
-  EXPECT_EQ(ReadAll(w, 0, w.stream_end()), Bytes(0, w.stream_end()));
+  EXPECT_EQ(ReadRange(w, 0, w.stream_end()), Bytes(0, w.stream_end()));
   // Allowed: node3's ENOSPC store errors are what this test provokes; kill -9
   // can leave a torn unacknowledged record that recovery cuts.
   EXPECT_EQ(c.UnexpectedLogLines({"No space left on device", "recovery: cutting torn tail"}), "");
@@ -283,7 +255,7 @@ TEST(Cluster, DiskFullNodeStopsAcknowledgingRatherThanLying) {
 // point without waiting. Every acknowledged byte must survive, and the log
 // must always equal the deterministic content (no stale suffix resurfaces).
 TEST(Cluster, RandomizedCrashesNeverLoseAcknowledgedBytes) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(testing::ClusterTestSeed());
   LocalCluster c(3);
   ASSERT_TRUE(c.StartAll());
   std::uint64_t acked = 0;
@@ -292,7 +264,7 @@ TEST(Cluster, RandomizedCrashesNeverLoseAcknowledgedBytes) {
     ASSERT_TRUE(lc.ok()) << "generation " << gen << ": " << lc.status().ToString();
     LogClient& w = **lc;
     ASSERT_GE(w.sealed_end(), acked) << "generation " << gen;
-    ASSERT_EQ(ReadAll(w, 0, w.sealed_end()), Bytes(0, w.sealed_end())) << "generation " << gen;
+    ASSERT_EQ(ReadRange(w, 0, w.sealed_end()), Bytes(0, w.sealed_end())) << "generation " << gen;
     const int victim = static_cast<int>(rng() % 3);
     const int kill_at = 5 + static_cast<int>(rng() % 20), restart_at = kill_at + 5 + static_cast<int>(rng() % 10);
     const int rounds = restart_at + 5 + static_cast<int>(rng() % 10);
@@ -314,7 +286,7 @@ TEST(Cluster, RandomizedCrashesNeverLoseAcknowledgedBytes) {
   auto lc = LogClient::Open(Config(c));
   ASSERT_TRUE(lc.ok());
   EXPECT_GE((*lc)->sealed_end(), acked);
-  EXPECT_EQ(ReadAll(**lc, 0, (*lc)->sealed_end()), Bytes(0, (*lc)->sealed_end()));
+  EXPECT_EQ(ReadRange(**lc, 0, (*lc)->sealed_end()), Bytes(0, (*lc)->sealed_end()));
   // Allowed: kill -9 can stop a node between the writes of one record; its
   // recovery cuts that unacknowledged torn tail (storage layer, logged).
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "codec.h"
+#include "cluster_client_support.h"
 #include "local_cluster.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
@@ -35,7 +36,10 @@ using client::Code;
 using client::LogClient;
 using repl::Frame;
 using std::chrono::milliseconds;
+using testing::AppendBlocksDurable;
 using testing::LocalCluster;
+using testing::NodeProbe;
+using testing::ReadRange;
 using wire::MsgType;
 using wire::ReplyCode;
 
@@ -44,41 +48,12 @@ constexpr std::size_t kBlock = 512;
 const std::string kSmallSegments = "--segment_bytes=65536";
 
 ClusterConfig Config(const LocalCluster& c, milliseconds open_timeout = milliseconds(8000)) {
-  ClusterConfig cfg;
-  cfg.nodes = c.addresses();
-  cfg.transport = client::TransportKind::kTcp;
-  cfg.write_quorum = 2;
-  cfg.cluster_id = c.cluster_id();
-  cfg.secret = c.secret();
+  ClusterConfig cfg = testing::LocalClusterConfig(c);
   cfg.open_timeout = open_timeout;
-  cfg.op_timeout = milliseconds(2000);
-  cfg.reconnect_interval = milliseconds(100);
   return cfg;
 }
 
 std::string Bytes(std::uint64_t from, std::size_t n) { return testing::RedoBytes(from, n); }
-
-void AppendDurable(LogClient& lc, int blocks) {
-  for (int i = 0; i < blocks; ++i) {
-    const auto at = lc.stream_end();
-    ASSERT_TRUE(lc.Append(at, Bytes(at, kBlock)).ok());
-  }
-  ASSERT_TRUE(lc.WaitDurable(lc.stream_end(), milliseconds(10000)).ok()) << lc.status().reason;
-}
-
-std::string ReadAll(LogClient& lc, std::uint64_t from, std::uint64_t to) {
-  std::string out;
-  for (int failures = 0; from + out.size() < to && failures < 100;) {
-    auto r = lc.Read(from + out.size(), to - from - out.size());
-    if (!r.ok() || r->empty()) {
-      ++failures;
-      std::this_thread::sleep_for(milliseconds(20));
-      continue;
-    }
-    out += *r;
-  }
-  return out;
-}
 
 std::string NodeDir(const LocalCluster& c, int i) { return c.root() + "/n" + std::to_string(i + 1); }
 
@@ -107,53 +82,8 @@ void FlipByteInTheMiddle(const std::string& file) {
   ::close(fd);
 }
 
-// Talks to one node directly (as logservicectl status does).
-class Probe {
- public:
-  explicit Probe(const LocalCluster& c) : c_(c) {
-    auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(c.cluster_id(), c.secret()));
-    EXPECT_TRUE(t.ok());
-    if (t.ok()) transport_ = std::move(*t);
-  }
-  std::optional<repl::NodeState> State(int i) {
-    Frame q;
-    q.type = MsgType::kStatusReq;
-    auto r = Call(i, q);
-    if (!r || r->code != ReplyCode::kOk) return std::nullopt;
-    return r->state;
-  }
-  std::string ReadFrom(int i, std::uint64_t from, std::uint64_t to) {
-    std::string out;
-    while (from + out.size() < to) {
-      Frame q;
-      q.type = MsgType::kReadReq;
-      q.lsn = from + out.size();
-      q.u32a = static_cast<std::uint32_t>(std::min<std::uint64_t>(wire::kMaxReadBytes, to - q.lsn));
-      auto r = Call(i, q);
-      if (!r || r->code != ReplyCode::kOk || r->ranges.empty()) break;
-      for (const auto& range : r->ranges) {
-        if (range.start != from + out.size()) return out;
-        out += range.bytes;
-      }
-    }
-    return out.substr(0, std::min<std::size_t>(out.size(), to - from));
-  }
-
- private:
-  std::optional<Frame> Call(int i, const Frame& q) {
-    if (!transport_) return std::nullopt;
-    auto ch = repl::RpcChannel::Connect(*transport_, c_.address(i), nullptr, nullptr);
-    if (!ch.ok()) return std::nullopt;
-    auto r = (*ch)->Call(q, milliseconds(2000));
-    if (!r.ok()) return std::nullopt;
-    return std::move(*r);
-  }
-  const LocalCluster& c_;
-  std::unique_ptr<rdma::Transport> transport_;
-};
-
 // Until node i is a member whose durable end reaches `at_least` (bounded).
-bool WaitMember(Probe& p, int i, std::uint64_t at_least, milliseconds timeout, std::string* last) {
+bool WaitMember(NodeProbe& p, int i, std::uint64_t at_least, milliseconds timeout, std::string* last) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (auto s = p.State(i)) {
@@ -194,7 +124,7 @@ class Heal : public ::testing::Test {
     auto lc = LogClient::Open(Config(c_));
     EXPECT_TRUE(lc.ok()) << lc.status().ToString();
     if (!lc.ok()) return 0;
-    AppendDurable(**lc, blocks);
+    AppendBlocksDurable(**lc, blocks);
     return (*lc)->durable_lsn();
   }
 
@@ -202,7 +132,7 @@ class Heal : public ::testing::Test {
   // copy kept with its reason; then with another node down, the healed one
   // and the third recover and serve everything (it counts again).
   void ExpectHealed(int healed, std::uint64_t acked) {
-    Probe probe(c_);
+    NodeProbe probe(c_);
     {
       // A writer seals the rebuilding node (two members are a read quorum).
       auto lc = LogClient::Open(Config(c_));
@@ -220,8 +150,8 @@ class Heal : public ::testing::Test {
     auto lc = LogClient::Open(Config(c_));
     ASSERT_TRUE(lc.ok()) << lc.status().ToString();
     ASSERT_GE((*lc)->sealed_end(), acked);
-    EXPECT_EQ(ReadAll(**lc, 0, acked), Bytes(0, acked));
-    AppendDurable(**lc, 4);  // acknowledged only with the healed node's help
+    EXPECT_EQ(ReadRange(**lc, 0, acked), Bytes(0, acked));
+    AppendBlocksDurable(**lc, 4);  // acknowledged only with the healed node's help
     ASSERT_TRUE(c_.Start(other));
   }
 
@@ -269,14 +199,14 @@ TEST_F(Heal, TheScrubFindsRotInARunningNodeWhichHealsItself) {
   ASSERT_TRUE(c_.StartAll());
   auto lc = LogClient::Open(Config(c_));
   ASSERT_TRUE(lc.ok()) << lc.status().ToString();
-  AppendDurable(**lc, 400);
+  AppendBlocksDurable(**lc, 400);
   const std::uint64_t before = (*lc)->durable_lsn();
   const auto segments = Segments(NodeDir(c_, 2) + "/redo");
   ASSERT_GE(segments.size(), 2u);
   FlipByteInTheMiddle(segments.front());
   ASSERT_TRUE(WaitLogLine(c_, 2, "event=log_damaged found_by=scrub", milliseconds(15000))) << c_.Log(2);
   ASSERT_TRUE(WaitLogLine(c_, 2, "event=log_quarantined", milliseconds(15000))) << c_.Log(2);
-  AppendDurable(**lc, 50);  // the writer carries on with the two others
+  AppendBlocksDurable(**lc, 50);  // the writer carries on with the two others
   const std::uint64_t acked = (*lc)->durable_lsn();
   ASSERT_GT(acked, before);
   (*lc).reset();

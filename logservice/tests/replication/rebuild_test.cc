@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "codec.h"
+#include "cluster_client_support.h"
 #include "local_cluster.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
@@ -27,49 +28,22 @@ using client::Code;
 using client::LogClient;
 using repl::Frame;
 using std::chrono::milliseconds;
+using testing::AppendBlocksDurable;
 using testing::LocalCluster;
+using testing::NodeProbe;
+using testing::ReadRange;
 using wire::MsgType;
 using wire::ReplyCode;
 
 constexpr std::size_t kBlock = 512;
 
 ClusterConfig Config(const LocalCluster& c, milliseconds open_timeout = milliseconds(8000)) {
-  ClusterConfig cfg;
-  cfg.nodes = c.addresses();
-  cfg.transport = client::TransportKind::kTcp;
-  cfg.write_quorum = 2;
-  cfg.cluster_id = c.cluster_id();
-  cfg.secret = c.secret();
+  ClusterConfig cfg = testing::LocalClusterConfig(c);
   cfg.open_timeout = open_timeout;
-  cfg.op_timeout = milliseconds(2000);
-  cfg.reconnect_interval = milliseconds(100);
   return cfg;
 }
 
 std::string Bytes(std::uint64_t from, std::size_t n) { return testing::RedoBytes(from, n); }
-
-std::string ReadAll(LogClient& lc, std::uint64_t from, std::uint64_t to) {
-  std::string out;
-  for (int failures = 0; from + out.size() < to && failures < 100;) {
-    auto r = lc.Read(from + out.size(), to - from - out.size());
-    if (!r.ok() || r->empty()) {
-      ++failures;
-      std::this_thread::sleep_for(milliseconds(20));
-      continue;
-    }
-    out += *r;
-  }
-  return out;
-}
-
-// Appends `blocks` complete blocks and waits until they are durable.
-void AppendDurable(LogClient& lc, int blocks) {
-  for (int i = 0; i < blocks; ++i) {
-    const auto at = lc.stream_end();
-    ASSERT_TRUE(lc.Append(at, Bytes(at, kBlock)).ok());
-  }
-  ASSERT_TRUE(lc.WaitDurable(lc.stream_end(), milliseconds(10000)).ok()) << lc.status().reason;
-}
 
 // Wipes node i's whole data directory (the disk was replaced) and restarts it.
 void WipeAndRestart(LocalCluster& c, int i) {
@@ -80,54 +54,8 @@ void WipeAndRestart(LocalCluster& c, int i) {
   ASSERT_TRUE(c.Start(i));
 }
 
-// Talks to one node directly (as logservicectl status does).
-class Probe {
- public:
-  explicit Probe(const LocalCluster& c) : c_(c) {
-    auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(c.cluster_id(), c.secret()));
-    EXPECT_TRUE(t.ok());
-    if (t.ok()) transport_ = std::move(*t);
-  }
-  std::optional<repl::NodeState> State(int i) {
-    Frame q;
-    q.type = MsgType::kStatusReq;
-    auto r = Call(i, q);
-    if (!r || r->code != ReplyCode::kOk) return std::nullopt;
-    return r->state;
-  }
-  // The node's own durable bytes from `from` (its ReadResp, not the client's choice of node).
-  std::string ReadFrom(int i, std::uint64_t from, std::uint64_t to) {
-    std::string out;
-    while (from + out.size() < to) {
-      Frame q;
-      q.type = MsgType::kReadReq;
-      q.lsn = from + out.size();
-      q.u32a = static_cast<std::uint32_t>(std::min<std::uint64_t>(wire::kMaxReadBytes, to - q.lsn));
-      auto r = Call(i, q);
-      if (!r || r->code != ReplyCode::kOk || r->ranges.empty()) break;
-      for (const auto& range : r->ranges) {
-        if (range.start != from + out.size()) return out;
-        out += range.bytes;
-      }
-    }
-    return out.substr(0, to - from);
-  }
-
- private:
-  std::optional<Frame> Call(int i, const Frame& q) {
-    if (!transport_) return std::nullopt;
-    auto ch = repl::RpcChannel::Connect(*transport_, c_.address(i), nullptr, nullptr);
-    if (!ch.ok()) return std::nullopt;
-    auto r = (*ch)->Call(q, milliseconds(2000));
-    if (!r.ok()) return std::nullopt;
-    return std::move(*r);
-  }
-  const LocalCluster& c_;
-  std::unique_ptr<rdma::Transport> transport_;
-};
-
 // Until node i is a member holding the same log range as node `peer` (bounded).
-bool WaitRebuilt(Probe& p, int i, int peer, milliseconds timeout, std::string* last) {
+bool WaitRebuilt(NodeProbe& p, int i, int peer, milliseconds timeout, std::string* last) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     auto s = p.State(i);
@@ -154,17 +82,17 @@ bool WaitRebuilt(Probe& p, int i, int peer, milliseconds timeout, std::string* l
 TEST(Rebuild, WipedNodeRebuildsFromThePeersReleasedStartAndServes) {
   LocalCluster c(3);
   ASSERT_TRUE(c.StartAll());
-  Probe probe(c);
+  NodeProbe probe(c);
   std::uint64_t ckpt = 0, acked = 0;
   {
     auto lc = LogClient::Open(Config(c));
     ASSERT_TRUE(lc.ok()) << lc.status().ToString();
     LogClient& w = **lc;
-    AppendDurable(w, 128);
+    AppendBlocksDurable(w, 128);
     ckpt = w.stream_end() / 2;
     ASSERT_TRUE(w.WriteCheckpoint(ckpt, "ckpt-meta").ok());
     ASSERT_TRUE(w.Release(ckpt).ok());
-    AppendDurable(w, 64);
+    AppendBlocksDurable(w, 64);
     const auto at = w.stream_end();
     std::string image = Bytes(at, 100);
     image.resize(kBlock, '\0');
@@ -188,7 +116,7 @@ TEST(Rebuild, WipedNodeRebuildsFromThePeersReleasedStartAndServes) {
     ASSERT_TRUE(cp.ok()) << cp.status().ToString();
     EXPECT_EQ(cp->lsn, ckpt);
     EXPECT_EQ(cp->metadata, "ckpt-meta");
-    EXPECT_EQ(ReadAll(w, ckpt, acked), Bytes(ckpt, acked - ckpt));
+    EXPECT_EQ(ReadRange(w, ckpt, acked), Bytes(ckpt, acked - ckpt));
     std::string why;
     ASSERT_TRUE(WaitRebuilt(probe, 1, 0, milliseconds(15000), &why)) << why;
     ASSERT_TRUE(WaitRebuilt(probe, 1, 2, milliseconds(5000), &why)) << why;
@@ -205,7 +133,7 @@ TEST(Rebuild, WipedNodeRebuildsFromThePeersReleasedStartAndServes) {
     ASSERT_TRUE(lc.ok()) << lc.status().ToString();
     LogClient& w = **lc;
     ASSERT_GE(w.sealed_end(), acked);
-    EXPECT_EQ(ReadAll(w, ckpt, w.sealed_end()), Bytes(ckpt, w.sealed_end() - ckpt));
+    EXPECT_EQ(ReadRange(w, ckpt, w.sealed_end()), Bytes(ckpt, w.sealed_end() - ckpt));
     auto s = probe.State(1);
     ASSERT_TRUE(s);
     EXPECT_FALSE(s->rebuilding);
@@ -214,8 +142,8 @@ TEST(Rebuild, WipedNodeRebuildsFromThePeersReleasedStartAndServes) {
     ASSERT_TRUE(cp.ok()) << cp.status().ToString();
     EXPECT_EQ(cp->lsn, ckpt);
     // And it acknowledges: with node 1 down, nothing is durable without it.
-    AppendDurable(w, 8);
-    EXPECT_EQ(ReadAll(w, ckpt, w.stream_end()), Bytes(ckpt, w.stream_end() - ckpt));
+    AppendBlocksDurable(w, 8);
+    EXPECT_EQ(ReadRange(w, ckpt, w.stream_end()), Bytes(ckpt, w.stream_end() - ckpt));
   }
   // Allowed: kill -9 can stop a node between the writes of one record.
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -234,9 +162,9 @@ TEST(Rebuild, AWipedNodeDoesNotVoteARecoveryShorter) {
     auto lc = LogClient::Open(Config(c));
     ASSERT_TRUE(lc.ok()) << lc.status().ToString();
     LogClient& w = **lc;
-    AppendDurable(w, 16);
+    AppendBlocksDurable(w, 16);
     c.Kill(1);
-    AppendDurable(w, 64);  // on nodes 1 and 3 only
+    AppendBlocksDurable(w, 64);  // on nodes 1 and 3 only
     acked = w.durable_lsn();
   }
   WipeAndRestart(c, 0);
@@ -253,8 +181,8 @@ TEST(Rebuild, AWipedNodeDoesNotVoteARecoveryShorter) {
   auto lc = LogClient::Open(Config(c));
   ASSERT_TRUE(lc.ok()) << lc.status().ToString();
   ASSERT_GE((*lc)->sealed_end(), acked);
-  EXPECT_EQ(ReadAll(**lc, 0, (*lc)->sealed_end()), Bytes(0, (*lc)->sealed_end()));
-  Probe probe(c);
+  EXPECT_EQ(ReadRange(**lc, 0, (*lc)->sealed_end()), Bytes(0, (*lc)->sealed_end()));
+  NodeProbe probe(c);
   std::string why;
   EXPECT_TRUE(WaitRebuilt(probe, 0, 2, milliseconds(15000), &why)) << why;
   EXPECT_EQ(c.UnexpectedLogLines({"recovery: cutting torn tail"}), "");
@@ -270,7 +198,7 @@ TEST(Rebuild, ANodeThatLostOnlyItsLogRebuildsToo) {
   {
     auto lc = LogClient::Open(Config(c));
     ASSERT_TRUE(lc.ok()) << lc.status().ToString();
-    AppendDurable(**lc, 32);
+    AppendBlocksDurable(**lc, 32);
     acked = (*lc)->durable_lsn();
   }
   c.Kill(0);
@@ -278,7 +206,7 @@ TEST(Rebuild, ANodeThatLostOnlyItsLogRebuildsToo) {
   std::filesystem::rename(c.root() + "/n1/redo", c.root() + "/n1/redo.damaged", ec);
   ASSERT_FALSE(ec) << ec.message();
   ASSERT_TRUE(c.Start(0));
-  Probe probe(c);
+  NodeProbe probe(c);
   auto s = probe.State(0);
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->rebuilding);
