@@ -220,7 +220,12 @@ int TransportStatus(const Args& a) {
   }
   static constexpr const char* kCounterNames[] = {"appends", "append_bytes", "fdatasyncs", "segments",
                                                   "disk_bytes", "stale_refused", "gap_fill_bytes",
-                                                  "tail_writes", "reads", "promises", "seals"};
+                                                  "tail_writes", "reads", "promises", "seals",
+                                                  "append_queue_ns", "append_write_ns", "sync_queue_ns",
+                                                  "sync_batches", "sync_ns", "sync_acks", "append_ack_ns",
+                                                  "append_total_ns", "tail_requests", "tail_queue_ns",
+                                                  "tail_save_ns", "tail_total_ns"};
+  static_assert(std::size(kCounterNames) == static_cast<std::size_t>(wire::NodeCounter::kCount));
   int rc = 0;
   for (const auto& addr : server::SplitList(a.nodes)) {
     auto ch = repl::RpcChannel::Connect(**t, addr, nullptr, nullptr);

@@ -14,7 +14,10 @@ namespace strata::logservice::admin {
 const char* CounterName(std::size_t i) {
   static constexpr const char* kNames[] = {"appends",       "append_bytes",   "fdatasyncs", "segments",
                                            "disk_bytes",    "stale_refused",  "gap_fill_bytes",
-                                           "tail_writes",   "reads",          "promises",   "seals"};
+                                           "tail_writes",   "reads",          "promises",   "seals",
+                                           "append_queue_ns", "append_write_ns", "sync_queue_ns", "sync_batches",
+                                           "sync_ns",       "sync_acks",      "append_ack_ns", "append_total_ns",
+                                           "tail_requests", "tail_queue_ns",  "tail_save_ns", "tail_total_ns"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(wire::NodeCounter::kCount));
   return i < std::size(kNames) ? kNames[i] : "unknown";
 }

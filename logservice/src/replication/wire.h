@@ -122,9 +122,21 @@ enum class ReplyCode : std::uint16_t {
 inline constexpr std::uint16_t kLastReplyCode = 7;
 
 // StatusResp counters, in wire order.
+// The stage clocks after kSeals (sums in nanoseconds, from the node's
+// runtime clock) break a write's time in the node into its parts: received
+// (transport I/O thread) -> dequeued by the worker (queue) -> written to the
+// log file (write) -> picked up by the sync thread (sync_queue) -> fdatasync
+// (sync, per batch) -> durable reply sent (ack); *_total is received -> the
+// durable reply sent. A TailReq: queue, then its handling, which saves the
+// tail register durably (tail_save: node_meta through a temporary file, its
+// fdatasync, a rename and a directory sync), then the reply.
 enum class NodeCounter : std::uint8_t {
   kAppends, kAppendBytes, kFdatasyncs, kSegments, kDiskBytes, kStaleRefused,
-  kGapFillBytes, kTailWrites, kReads, kPromises, kSeals, kCount
+  kGapFillBytes, kTailWrites, kReads, kPromises, kSeals,
+  kAppendQueueNs, kAppendWriteNs, kSyncQueueNs, kSyncBatches, kSyncNs, kSyncAcks, kAppendAckNs, kAppendTotalNs,
+  kTailRequests, kTailQueueNs, kTailSaveNs, kTailTotalNs,
+  kCount
 };
+static_assert(static_cast<std::size_t>(NodeCounter::kCount) <= kMaxCounters);
 
 }  // namespace strata::logservice::wire
