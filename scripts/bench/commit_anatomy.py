@@ -293,9 +293,6 @@ def stages(a: dict, b: dict, remote: bool) -> dict:
     out["node_tail_total_us"] = per(nd["tail_total_ns"] / 1e3, nd["tail_requests"])
     out["node_tails_per_commit"] = per(nd["tail_requests"] / max(1, len(b["nodes"])), commits)
     out["node_syncs_per_commit"] = per(nd["fdatasyncs"] / max(1, len(b["nodes"])), commits)
-    if out["first_ack_us"] is not None and out["node_tail_total_us"] is not None:
-        slower = max(out["node_tail_total_us"], out["node_append_total_us"] or 0)
-        out["network_us"] = out["first_ack_us"] - slower
     cpu = csw = runq = 0.0
     for pa, pb in zip(a["node_procs"], b["node_procs"]):
         cpu += (pb["cpu_ticks"] - pa["cpu_ticks"]) * tick_us
@@ -451,7 +448,6 @@ FORK_ROWS = [
     ("node: tail received → ack sent", "node_tail_total_us", "us"),
     ("  tails per commit per node; fdatasyncs of the log per commit per node",
      ("node_tails_per_commit", "node_syncs_per_commit"), "xx"),
-    ("network + client I/O thread (first ack − node's slower path, derived)", "network_us", "us"),
     ("client: durable LSN advanced → flusher running (wake)", "client_wake_us", "us"),
     ("  flusher wake-ups per client wait", "client_wakeups", "x"),
     ("InnoDB flusher: wait for the quorum (per flush)", "flusher_wait_us", "us"),
