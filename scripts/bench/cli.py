@@ -8,6 +8,7 @@
     scripts/strata-bench list                                 scenarios and presets
     scripts/strata-bench report .build/bench/results/<run>    rebuild table and plots
     scripts/strata-bench clean                                drop the prepared datasets
+    scripts/strata-bench anatomy --threads 1,16,64 --rounds 3  one commit's latency by stage (issue 32)
 
 See docs/benchmarks/README.md. Bad input ends with one `error:` line and
 exit status 1; an interrupted run stops what it started and exits with 130.
@@ -493,6 +494,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--report", help="also write a results page there")
     p.add_argument("--title")
 
+    from . import commit_anatomy
+    commit_anatomy.main_args(sub)
+
     p = sub.add_parser("clean", help="remove prepared datasets")
     p.add_argument("--target", action="append", help="only these target folders (default: all)")
     p.add_argument("--data-dir", default=str(DATA_ROOT))
@@ -517,6 +521,9 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args)
         if args.command == "clean":
             return cmd_clean(args)
+        if args.command == "anatomy":
+            from . import commit_anatomy
+            return commit_anatomy.run(args, argv)
     except (PlanError, BenchError) as e:
         fail(str(e))
     except (Interrupted, KeyboardInterrupt):

@@ -92,13 +92,20 @@ ClientStatus LogClient::Append(Lsn start_lsn, std::string_view bytes, millisecon
     const Lsn f = std::min(c.frontier.load(), c.stream_end);
     return c.fenced || c.stream_end - f == 0 || c.stream_end + bytes.size() - f <= c.cfg.max_inflight_bytes;
   };
-  if (!c.cv.wait_until(l, deadline, room)) return c.NoQuorumLocked("append (in-flight window full)");
+  if (!room()) {
+    const auto t0 = c.rt->Now();
+    const bool got = c.cv.wait_until(l, deadline, room);
+    Impl::Stats::Add(c.stats.window_wait_ns, Impl::Ns(t0, c.rt->Now()));
+    if (!got) return c.NoQuorumLocked("append (in-flight window full)");
+  }
   if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
   for (std::size_t off = 0; off < bytes.size(); off += kChunk) {
     const auto piece = bytes.substr(off, kChunk);
     c.retained.emplace(c.stream_end, std::string(piece));
     c.stream_end += piece.size();
   }
+  Impl::Stats::Add(c.stats.appends, 1);
+  c.QueueGroupLocked(c.stream_end);
   if (c.tail.valid() && c.tail.block_lsn < c.stream_end) c.tail = repl::TailImage{};  // retired
   for (std::size_t i = 0; i < c.n; ++i) c.PumpLocked(i);
   return ClientStatus();
@@ -116,6 +123,8 @@ ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_
     return ClientStatus(Code::kInvalidArgument, "tail data end went backwards");
   c.tail = repl::TailImage{c.epoch, block_lsn, data_end, std::string(image)};
   ++c.tail_version;
+  Impl::Stats::Add(c.stats.tails, 1);
+  c.QueueGroupLocked(data_end);
   for (std::size_t i = 0; i < c.n; ++i) c.PumpLocked(i);
   return ClientStatus();
 }
@@ -123,8 +132,22 @@ ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_
 ClientStatus LogClient::WaitDurable(Lsn lsn, milliseconds timeout) {
   Impl& c = *impl_;
   std::unique_lock<std::mutex> l(c.mu);
-  if (c.cv.wait_until(l, c.rt->Now() + timeout, [&] { return c.frontier.load() >= lsn || c.fenced; }) && !c.fenced)
-    return ClientStatus();
+  const auto t0 = c.rt->Now();
+  std::uint64_t checks = 0;  // after a first false one, each further check is a wake-up
+  bool blocked = false;
+  const bool done = c.cv.wait_until(l, t0 + timeout, [&] {
+    const bool ready = c.frontier.load() >= lsn || c.fenced;
+    if (checks++ == 0 && !ready) blocked = true;
+    return ready;
+  });
+  if (blocked) {
+    const auto t1 = c.rt->Now();
+    Impl::Stats::Add(c.stats.waits, 1);
+    Impl::Stats::Add(c.stats.wait_ns, Impl::Ns(t0, t1));
+    Impl::Stats::Add(c.stats.wait_wakeups, checks - 1);
+    if (done && c.last_advance > t0) Impl::Stats::Add(c.stats.wake_ns, Impl::Ns(c.last_advance, t1));
+  }
+  if (done && !c.fenced) return ClientStatus();
   return c.NoQuorumLocked("wait for durable LSN " + std::to_string(lsn) + " (durable " +
                           std::to_string(c.frontier.load()) + ")");
 }
@@ -140,6 +163,29 @@ ClientStatus LogClient::WaitWritten(Lsn lsn, milliseconds timeout) {
 }
 
 Lsn LogClient::written_lsn() const { return impl_->written_frontier.load(); }
+
+WriteStats LogClient::write_stats() const {
+  const Impl::Stats& s = impl_->stats;
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  WriteStats w;
+  w.appends = get(s.appends);
+  w.tails = get(s.tails);
+  w.window_wait_ns = get(s.window_wait_ns);
+  w.posts = get(s.posts);
+  w.post_ns = get(s.post_ns);
+  w.first_acks = get(s.first_acks);
+  w.first_ack_ns = get(s.first_ack_ns);
+  w.second_acks = get(s.second_acks);
+  w.second_ack_ns = get(s.second_ack_ns);
+  w.durable_groups = get(s.durable_groups);
+  w.durable_ns = get(s.durable_ns);
+  for (int b = 0; b < LatencyHistogram::kBuckets; ++b) w.durable_hist.counts[b] = get(s.durable_hist[b]);
+  w.waits = get(s.waits);
+  w.wait_ns = get(s.wait_ns);
+  w.wait_wakeups = get(s.wait_wakeups);
+  w.wake_ns = get(s.wake_ns);
+  return w;
+}
 
 ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
   Impl& c = *impl_;

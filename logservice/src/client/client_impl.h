@@ -37,6 +37,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -119,6 +120,71 @@ struct LogClient::Impl {
   std::string fence_reason;
   Epoch reader_seal_epoch = 0;  // read-only: the source's seal epoch
 
+  // ---- write-path counters (WriteStats, client.h) ----
+  // Relaxed atomics, so write_stats() reads them without mu. `groups` holds
+  // the Append/PutTail calls not yet durable on a quorum, in LSN order,
+  // with who acknowledged them; bounded (the oldest is dropped unmeasured).
+  struct Stats {
+    std::atomic<std::uint64_t> appends{0}, tails{0}, window_wait_ns{0}, posts{0}, post_ns{0};
+    std::atomic<std::uint64_t> first_acks{0}, first_ack_ns{0}, second_acks{0}, second_ack_ns{0};
+    std::atomic<std::uint64_t> durable_groups{0}, durable_ns{0};
+    std::atomic<std::uint64_t> durable_hist[LatencyHistogram::kBuckets] = {};
+    std::atomic<std::uint64_t> waits{0}, wait_ns{0}, wait_wakeups{0}, wake_ns{0};
+    static void Add(std::atomic<std::uint64_t>& a, std::uint64_t v) { a.fetch_add(v, std::memory_order_relaxed); }
+  } stats;
+  struct Group {
+    Lsn end = 0;
+    Clock::time_point queued{};
+    std::uint32_t acked = 0;  // bit i: node i reported `end` durable
+    std::uint8_t acks = 0;
+  };
+  static constexpr std::size_t kMaxGroups = 4096;
+  std::deque<Group> groups;         // guarded by mu
+  Clock::time_point last_advance{};  // guarded by mu: the frontier's last move
+  static std::uint64_t Ns(Clock::time_point from, Clock::time_point to) {
+    return to > from ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count())
+                     : 0;
+  }
+  void QueueGroupLocked(Lsn end) {
+    if (groups.size() >= kMaxGroups) groups.pop_front();
+    groups.push_back(Group{end, rt->Now(), 0, 0});
+  }
+  // What node i vouches for as durable: its block prefix, or the tail it
+  // holds when that starts inside the prefix (the rule of QuorumFrontier).
+  Lsn NodeEndLocked(const NodeLink& nl) const {
+    const Lsn d = std::min(nl.durable, stream_end);
+    return nl.tail_block <= d && nl.tail_end > d ? nl.tail_end : d;
+  }
+  void TrackAckLocked(std::size_t i) {
+    if (groups.empty() || i >= 32) return;
+    const Lsn end = NodeEndLocked(nodes[i]);
+    Clock::time_point now{};
+    for (auto& g : groups) {
+      if (g.end > end) break;
+      if (g.acked & (1u << i)) continue;
+      g.acked |= 1u << i;
+      if (now == Clock::time_point{}) now = rt->Now();
+      if (++g.acks == 1) {
+        Stats::Add(stats.first_acks, 1);
+        Stats::Add(stats.first_ack_ns, Ns(g.queued, now));
+      } else if (g.acks == 2) {
+        Stats::Add(stats.second_acks, 1);
+        Stats::Add(stats.second_ack_ns, Ns(g.queued, now));
+      }
+    }
+  }
+  void TrackDurableLocked(Lsn f) {
+    const Clock::time_point now = rt->Now();
+    last_advance = now;
+    while (!groups.empty() && groups.front().end <= f) {
+      const std::uint64_t ns = Ns(groups.front().queued, now);
+      Stats::Add(stats.durable_groups, 1);
+      Stats::Add(stats.durable_ns, ns);
+      Stats::Add(stats.durable_hist[LatencyHistogram::BucketOf(ns)], 1);
+      groups.pop_front();
+    }
+  }
+
   std::mutex cb_mu;
   Lsn reported = 0;
 
@@ -193,6 +259,7 @@ struct LogClient::Impl {
     if (f > frontier.load()) {
       frontier = f;
       *advanced_to = f;
+      TrackDurableLocked(f);
       // Drop retained chunks entirely below the stream part of the frontier.
       const Lsn bf = std::min(f, stream_end);
       while (!retained.empty() && retained.begin()->first + retained.begin()->second.size() <= bf)
@@ -268,6 +335,7 @@ struct LogClient::Impl {
         }
         nl.durable = std::max(nl.durable, f.lsn3);
       }
+      TrackAckLocked(i);
       RecomputeLocked(&adv);
     }
     Report(adv);
@@ -409,7 +477,10 @@ struct LogClient::Impl {
       f.data = it->second.substr(off);
       // Up to a kChunk of redo: over the 32 KiB receive slot the AppendReq
       // goes by SendBulk, into the node's bulk ring (send_path.h).
+      const Clock::time_point t0 = rt->Now();
       Status s = nl.ch->Post(std::move(f));
+      Stats::Add(stats.posts, 1);
+      Stats::Add(stats.post_ns, Ns(t0, rt->Now()));
       if (!s.ok()) return;  // busy or closed: maintenance retries
       nl.sent = it->first + it->second.size();
     }
@@ -420,7 +491,11 @@ struct LogClient::Impl {
       f.lsn = tail.block_lsn;
       f.lsn2 = tail.data_end;
       f.data = tail.image;
-      if (nl.ch->Post(std::move(f)).ok()) nl.tail_sent = tail_version;
+      const Clock::time_point t0 = rt->Now();
+      const bool posted = nl.ch->Post(std::move(f)).ok();
+      Stats::Add(stats.posts, 1);
+      Stats::Add(stats.post_ns, Ns(t0, rt->Now()));
+      if (posted) nl.tail_sent = tail_version;
     }
   }
 

@@ -125,18 +125,32 @@ enum class ReplyCode : std::uint16_t {
 inline constexpr std::uint16_t kLastReplyCode = 7;
 
 // StatusResp counters, in wire order.
+// The stage clocks after kSeals (sums in nanoseconds, from the node's
+// runtime clock) break a write's time in the node into its parts: received
+// (transport I/O thread) -> dequeued by the worker (queue) -> written to the
+// log file (write) -> picked up by the sync thread (sync_queue) -> fdatasync
+// (sync, per batch) -> durable reply sent (ack); *_total is received -> the
+// durable reply sent. A TailReq: queue, then its handling (tail_save: the
+// register's write into the log's journal; before the tail moved into the
+// journal, a node_meta rewrite with two syncs and a rename), then the group
+// commit's fdatasync as for appends, then the reply (tail_total).
 enum class NodeCounter : std::uint8_t {
   kAppends, kAppendBytes, kFdatasyncs, kSegments, kDiskBytes, kStaleRefused,
   kGapFillBytes, kTailWrites, kReads, kPromises, kSeals,
+  kAppendQueueNs, kAppendWriteNs, kSyncQueueNs, kSyncBatches, kSyncNs, kSyncAcks, kAppendAckNs, kAppendTotalNs,
+  kTailRequests, kTailQueueNs, kTailSaveNs, kTailTotalNs,
   kScrubBytes,   // log bytes the scrub read back through their CRCs
   kScrubPasses,  // scrub passes over [released, durable) completed
   kCount
 };
+static_assert(static_cast<std::size_t>(NodeCounter::kCount) <= kMaxCounters);
 
 // The counters' names in logservicectl status and the admin API.
 inline constexpr const char* kNodeCounterNames[] = {
     "appends", "append_bytes", "fdatasyncs", "segments", "disk_bytes", "stale_refused", "gap_fill_bytes",
-    "tail_writes", "reads", "promises", "seals", "scrub_bytes", "scrub_passes"};
+    "tail_writes", "reads", "promises", "seals", "append_queue_ns", "append_write_ns", "sync_queue_ns",
+    "sync_batches", "sync_ns", "sync_acks", "append_ack_ns", "append_total_ns", "tail_requests", "tail_queue_ns",
+    "tail_save_ns", "tail_total_ns", "scrub_bytes", "scrub_passes"};
 static_assert(sizeof(kNodeCounterNames) / sizeof(kNodeCounterNames[0]) == static_cast<std::size_t>(NodeCounter::kCount));
 
 }  // namespace strata::logservice::wire

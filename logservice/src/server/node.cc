@@ -64,6 +64,7 @@ struct Node::Impl {
   struct Work {
     std::shared_ptr<rdma::Connection> conn;
     Frame frame;
+    Runtime::TimePoint received{}, appended{};  // stage clocks (StageAppend, StageTail)
     bool tail_written = false;  // a TailReq whose register went into the journal
   };
   // The newest register written to the journal (maybe not yet durable);
@@ -85,6 +86,23 @@ struct Node::Impl {
   std::atomic<std::uint64_t> counters[static_cast<int>(wire::NodeCounter::kCount)] = {};
   void Count(wire::NodeCounter c, std::uint64_t n = 1) { counters[static_cast<int>(c)] += n; }
 
+  // ---- stage clocks (wire::NodeCounter after kSeals): one Now() per boundary ----
+  static std::uint64_t Ns(Runtime::TimePoint from, Runtime::TimePoint to) {
+    return to > from ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count())
+                     : 0;
+  }
+  void StageAppend(Work& w, Runtime::TimePoint started) {
+    w.appended = rt->Now();
+    Count(wire::NodeCounter::kAppendQueueNs, Ns(w.received, started));
+    Count(wire::NodeCounter::kAppendWriteNs, Ns(started, w.appended));
+  }
+  void StageTail(Work& w, Runtime::TimePoint started) {
+    w.appended = rt->Now();
+    Count(wire::NodeCounter::kTailRequests);
+    Count(wire::NodeCounter::kTailQueueNs, Ns(w.received, started));
+    Count(wire::NodeCounter::kTailSaveNs, Ns(started, w.appended));
+  }
+
   void Log(std::string_view level, const std::string& line) {
     if (opt.log) opt.log(level, "node=" + opt.node_id + " " + line);
   }
@@ -105,7 +123,7 @@ struct Node::Impl {
       auto sp = weak.lock();
       if (!sp) return;
       std::lock_guard<std::mutex> l(q_mu);
-      queue.push_back(Work{std::move(sp), std::move(f)});
+      queue.push_back(Work{std::move(sp), std::move(f), rt->Now()});
       q_cv.notify_one();
     };
     h.on_close = [](rdma::Connection&, const rdma::Status&) {};
@@ -230,11 +248,13 @@ struct Node::Impl {
   void Handle(Work& w) {
     const Frame& req = w.frame;
     Frame rep = Reply(req, ResponseTypeOf(req.type));
+    const Runtime::TimePoint started = rt->Now();
     switch (req.type) {
       case MsgType::kPromiseReq: HandlePromise(req, &rep); break;
       case MsgType::kSealReq: HandleSeal(req, &rep); break;
       case MsgType::kAppendReq:
         if (HandleAppend(req, &rep)) {
+          StageAppend(w, started);
           SendWrittenAck(w);
           std::lock_guard<std::mutex> l(q_mu);
           acks.push_back(std::move(w));
@@ -244,11 +264,13 @@ struct Node::Impl {
         break;
       case MsgType::kTailReq:
         if (HandleTail(w, &rep)) {
+          StageTail(w, started);
           std::lock_guard<std::mutex> l(q_mu);
           acks.push_back(std::move(w));
           ack_cv.notify_one();
           return;
         }
+        StageTail(w, started);
         break;
       case MsgType::kReadReq: HandleRead(req, &rep); break;
       case MsgType::kCkptSetReq: HandleCkptSet(req, &rep); break;
@@ -266,6 +288,7 @@ struct Node::Impl {
       rep.epoch = meta.promised_epoch;
     }
     Send(w.conn, rep);
+    if (req.type == MsgType::kTailReq) Count(wire::NodeCounter::kTailTotalNs, Ns(w.received, rt->Now()));
   }
 
   void HandlePromise(const Frame& req, Frame* rep) {
@@ -611,7 +634,16 @@ struct Node::Impl {
         if (acks.empty()) return;
         batch.swap(acks);
       }
+      const Runtime::TimePoint sync_start = rt->Now();
       Status s = log->Sync();
+      const Runtime::TimePoint sync_end = rt->Now();
+      Count(wire::NodeCounter::kSyncBatches);
+      Count(wire::NodeCounter::kSyncNs, Ns(sync_start, sync_end));
+      for (const auto& w : batch) {
+        if (w.frame.type == MsgType::kTailReq) continue;  // counted in tail_total
+        Count(wire::NodeCounter::kSyncAcks);
+        Count(wire::NodeCounter::kSyncQueueNs, Ns(w.appended, sync_start));
+      }
       // The fence is checked again here, after the fdatasync, not only when
       // the append was queued: a newer writer may have promised meanwhile,
       // and its promise reply reported a durable LSN without these bytes,
@@ -652,6 +684,13 @@ struct Node::Impl {
       for (std::size_t k = 0; k < batch.size(); ++k) {
         if (!s.ok() && replies[k].code == ReplyCode::kOk) Fail(&replies[k], s);
         Send(batch[k].conn, replies[k]);
+        const Runtime::TimePoint sent = rt->Now();
+        if (batch[k].frame.type == MsgType::kTailReq) {
+          Count(wire::NodeCounter::kTailTotalNs, Ns(batch[k].received, sent));
+        } else {
+          Count(wire::NodeCounter::kAppendAckNs, Ns(sync_end, sent));
+          Count(wire::NodeCounter::kAppendTotalNs, Ns(batch[k].received, sent));
+        }
       }
     }
   }

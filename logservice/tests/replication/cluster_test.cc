@@ -146,6 +146,65 @@ TEST(Cluster, AppendReadCheckpointPagesStatusAndCleanShutdown) {
   EXPECT_EQ(c.UnexpectedLogLines({}), "");
 }
 
+// The commit-anatomy stage clocks (issue 32) move with what happened: the
+// client counts groups queued, acked by a first and a second node and made
+// durable, and a blocking WaitDurable; each node counts its appends' and
+// tails' stages and its fdatasyncs (logservicectl status).
+TEST(Cluster, StageClocksMoveWithAppendsTailsAndWaits) {
+  LocalCluster c(3);
+  ASSERT_TRUE(c.StartAll());
+  auto lc = OpenOk(Config(c));
+  ASSERT_TRUE(lc);
+  const client::WriteStats before = lc->write_stats();
+  constexpr int kGroups = 20;
+  for (int i = 0; i < kGroups; ++i) {
+    const auto at = lc->stream_end();
+    ASSERT_TRUE(lc->Append(at, Bytes(at, 512)).ok());
+    ASSERT_TRUE(lc->PutTail(at + 512, Bytes(at + 512, 512), at + 512 + 100).ok());
+    ASSERT_TRUE(lc->WaitDurable(at + 512 + 100, milliseconds(5000)).ok());
+  }
+  const client::WriteStats after = lc->write_stats();
+  EXPECT_EQ(after.appends - before.appends, static_cast<std::uint64_t>(kGroups));
+  EXPECT_EQ(after.tails - before.tails, static_cast<std::uint64_t>(kGroups));
+  EXPECT_GE(after.posts - before.posts, static_cast<std::uint64_t>(2 * kGroups * 2));  // >= W nodes each
+  EXPECT_GE(after.durable_groups - before.durable_groups, static_cast<std::uint64_t>(kGroups));
+  EXPECT_GT(after.durable_ns, before.durable_ns);
+  EXPECT_GE(after.first_acks - before.first_acks, after.second_acks - before.second_acks);
+  EXPECT_GE(after.second_acks - before.second_acks, static_cast<std::uint64_t>(kGroups));
+  // Each group's first ack comes no later than its second, its second no
+  // later than the frontier covering it.
+  EXPECT_LE(after.first_ack_ns - before.first_ack_ns, after.second_ack_ns - before.second_ack_ns);
+  std::uint64_t hist = 0;
+  for (int b = 0; b < client::LatencyHistogram::kBuckets; ++b) hist += after.durable_hist.counts[b];
+  EXPECT_EQ(hist, after.durable_groups);
+  // The first wait after a PutTail cannot find the tail durable yet.
+  EXPECT_GE(after.waits - before.waits, 1u);
+  EXPECT_GE(after.wait_wakeups - before.wait_wakeups, after.waits - before.waits);
+  EXPECT_GT(after.wait_ns, before.wait_ns);
+
+  const std::string out = CtlOut(c);
+  std::istringstream lines(out);
+  std::string line;
+  int nodes = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("node=") == std::string::npos) continue;
+    ++nodes;
+    SCOPED_TRACE(line);
+    const std::uint64_t appends = Field(line, "appends"), sync_acks = Field(line, "sync_acks");
+    EXPECT_GE(appends, static_cast<std::uint64_t>(kGroups));
+    EXPECT_GE(Field(line, "tail_requests"), static_cast<std::uint64_t>(kGroups));
+    EXPECT_GE(Field(line, "sync_batches"), 1u);
+    // A batch holds appends (sync_acks) or tails, which share the group commit.
+    EXPECT_LE(Field(line, "sync_batches"), sync_acks + Field(line, "tail_requests"));
+    EXPECT_GT(Field(line, "sync_ns"), 0u);
+    EXPECT_GT(Field(line, "append_total_ns"), 0u);
+    EXPECT_GT(Field(line, "tail_save_ns"), 0u);
+    // received -> reply covers the queue and the handling.
+    EXPECT_GE(Field(line, "tail_total_ns"), Field(line, "tail_queue_ns") + Field(line, "tail_save_ns"));
+  }
+  EXPECT_EQ(nodes, 3) << out;
+}
+
 TEST(Cluster, TailIsOverwrittenAndRecovered) {
   LocalCluster c(3);
   ASSERT_TRUE(c.StartAll());

@@ -93,6 +93,19 @@ struct Health {
   std::vector<NodeHealth> nodes;
 };
 
+// The client's write-path counters since it opened (mirrors
+// strata::logservice::client::WriteStats, which this header must not
+// include): sums in nanoseconds; durable_hist bucket b counts groups made
+// durable in [2^b, 2^(b+1)) us. All zero for a backend without a client.
+struct ClientWriteStats {
+  static constexpr int kBuckets = 20;
+  std::uint64_t appends = 0, tails = 0, window_wait_ns = 0, posts = 0, post_ns = 0;
+  std::uint64_t first_acks = 0, first_ack_ns = 0, second_acks = 0, second_ack_ns = 0;
+  std::uint64_t durable_groups = 0, durable_ns = 0;
+  std::uint64_t durable_hist[kBuckets] = {};
+  std::uint64_t waits = 0, wait_ns = 0, wait_wakeups = 0, wake_ns = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -126,6 +139,8 @@ class Backend {
   virtual std::uint64_t durable_lsn() const = 0;
   // For status and monitoring; cheap enough to call per SHOW STATUS.
   virtual Health health() const = 0;
+  // Write-path counters (commit anatomy); cheap, lock-free.
+  virtual ClientWriteStats write_stats() const { return {}; }
 
   // Drops every block at or after `lsn` (block aligned). Writer only.
   virtual Status truncate(std::uint64_t lsn) = 0;

@@ -228,6 +228,30 @@ class LogServiceBackend final : public Backend {
     return h;
   }
 
+  ClientWriteStats write_stats() const override {
+    ClientWriteStats out;
+    if (writer_ == nullptr) return out;
+    const ls::WriteStats w = writer_->write_stats();
+    static_assert(ClientWriteStats::kBuckets == ls::LatencyHistogram::kBuckets);
+    out.appends = w.appends;
+    out.tails = w.tails;
+    out.window_wait_ns = w.window_wait_ns;
+    out.posts = w.posts;
+    out.post_ns = w.post_ns;
+    out.first_acks = w.first_acks;
+    out.first_ack_ns = w.first_ack_ns;
+    out.second_acks = w.second_acks;
+    out.second_ack_ns = w.second_ack_ns;
+    out.durable_groups = w.durable_groups;
+    out.durable_ns = w.durable_ns;
+    for (int b = 0; b < ClientWriteStats::kBuckets; ++b) out.durable_hist[b] = w.durable_hist.counts[b];
+    out.waits = w.waits;
+    out.wait_ns = w.wait_ns;
+    out.wait_wakeups = w.wait_wakeups;
+    out.wake_ns = w.wake_ns;
+    return out;
+  }
+
   Status truncate(std::uint64_t lsn) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "truncate before acquire_writer");
     if (lsn >= writer_->stream_end()) {

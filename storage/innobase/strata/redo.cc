@@ -20,6 +20,7 @@
 #include "redo.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,6 +96,54 @@ std::atomic<uint64_t> g_durable_waits{0};
 std::atomic<uint64_t> g_durable_wait_us{0};
 std::atomic<uint64_t> g_checkpoint_written{0};
 std::atomic<uint64_t> g_released_lsn{0};
+
+/* Commit anatomy: stage clocks on InnoDB's side of the client (relaxed
+atomics; sums in nanoseconds). The log writer's hand-off (write_blocks:
+Append/PutTail, copy and post to the nodes), the flusher's wait for the
+quorum (wait_durable), and the committing threads' wait for
+flushed_to_disk_lsn (log_write_up_to, the hook in log0write.cc), each with
+a histogram (Latency_histogram) and the context switches of the thread
+that waited (getrusage RUSAGE_THREAD, two calls per wait). */
+struct Latency_histogram {
+  static constexpr int kBuckets = ClientWriteStats::kBuckets;
+  std::atomic<uint64_t> counts[kBuckets] = {};
+  /* Bucket b: [2^b, 2^(b+1)) us; bucket 0 also below 1 us. */
+  void add(uint64_t ns) {
+    uint64_t us = ns / 1000;
+    int b = 0;
+    while (us > 1 && b < kBuckets - 1) {
+      us >>= 1;
+      ++b;
+    }
+    counts[b].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+struct Stage {
+  std::atomic<uint64_t> count{0}, ns{0}, csw{0}, loops{0};
+  Latency_histogram hist;
+  void add(uint64_t dt_ns, uint64_t switches, uint64_t wait_loops) {
+    count.fetch_add(1, std::memory_order_relaxed);
+    ns.fetch_add(dt_ns, std::memory_order_relaxed);
+    csw.fetch_add(switches, std::memory_order_relaxed);
+    loops.fetch_add(wait_loops, std::memory_order_relaxed);
+    hist.add(dt_ns);
+  }
+};
+Stage g_handoff;       /* write_blocks: bytes handed to the client */
+Stage g_durable_wait;  /* wait_durable: the flusher waits for the quorum */
+Stage g_commit_wait;   /* log_write_up_to(flush): a committing thread waits */
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+/* Voluntary + involuntary context switches of the calling thread. */
+uint64_t thread_switches() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
+  return static_cast<uint64_t>(ru.ru_nvcsw + ru.ru_nivcsw);
+}
 
 std::string volume_name() { return cfg_volume != nullptr ? cfg_volume : ""; }
 std::string cluster_id() {
@@ -684,6 +733,7 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
   ut_a(end_lsn > start_lsn && end_lsn <= start_lsn + size);
   const lsn_t full_end = ut_uint64_align_down(end_lsn, OS_FILE_LOG_BLOCK_SIZE);
   fault_point(kFaultBeforeAppend, "redo_before_append");
+  const uint64_t handoff_start = now_ns();
   if (full_end > start_lsn) {
     const Status s = g_backend->append(start_lsn, buf, full_end - start_lsn);
     if (!s.ok()) fatal("appending redo", s);
@@ -694,6 +744,7 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
     if (!s.ok()) fatal("writing the tail block", s);
     g_tail_puts.fetch_add(1, std::memory_order_relaxed);
   }
+  g_handoff.add(now_ns() - handoff_start, 0, 0);
   /* innodb_flush_log_at_trx_commit=2 waits for write_lsn, which stock
   advances once the OS holds the bytes, so a commit survives a mysqld crash.
   Here the bytes are only copied into the client until a write quorum of
@@ -712,15 +763,34 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
 
 void wait_durable(log_t &, lsn_t lsn) {
   const auto start = std::chrono::steady_clock::now();
+  const uint64_t switches = thread_switches();
   const Status s = g_backend->wait_durable(lsn);
   if (!s.ok()) fatal("waiting for durable redo", s);
   fault_point(kFaultDurableBeforeFlushed, "redo_durable_before_flushed_lsn");
   g_durable_waits.fetch_add(1, std::memory_order_relaxed);
+  const auto waited = std::chrono::steady_clock::now() - start;
   g_durable_wait_us.fetch_add(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - start)
-          .count(),
+      std::chrono::duration_cast<std::chrono::microseconds>(waited).count(),
       std::memory_order_relaxed);
+  g_durable_wait.add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count(),
+      thread_switches() - switches, 0);
+}
+
+Commit_wait::Commit_wait(const log_t &log, lsn_t end_lsn, bool flush_to_disk,
+                         const Wait_stats &stats)
+    : m_stats(stats) {
+  if (!enabled() || !flush_to_disk ||
+      log.flushed_to_disk_lsn.load(std::memory_order_relaxed) >= end_lsn)
+    return;
+  m_switches = thread_switches();
+  m_start_ns = now_ns();
+}
+
+Commit_wait::~Commit_wait() {
+  if (m_start_ns == 0) return;
+  g_commit_wait.add(now_ns() - m_start_ns, thread_switches() - m_switches,
+                    m_stats.wait_loops);
 }
 
 dberr_t write_checkpoint(log_t &log, lsn_t lsn) {
@@ -864,6 +934,61 @@ long long st_epoch, st_shipped_lsn, st_shipped_bytes, st_durable_lsn,
     st_checkpoint_lsn, st_released_lsn, st_appends, st_tail_puts,
     st_durable_waits, st_durable_wait_avg_us;
 
+/* Commit anatomy (the stage clocks above and the client's WriteStats). */
+long long st_handoffs, st_handoff_ns, st_durable_wait_ns, st_durable_wait_csw,
+    st_durable_wait_p50_us, st_durable_wait_p99_us, st_commit_waits,
+    st_commit_wait_ns, st_commit_wait_loops, st_commit_wait_csw,
+    st_commit_wait_p50_us, st_commit_wait_p99_us;
+long long st_c_appends, st_c_tails, st_c_window_wait_ns, st_c_posts,
+    st_c_post_ns, st_c_first_acks, st_c_first_ack_ns, st_c_second_acks,
+    st_c_second_ack_ns, st_c_durable_groups, st_c_durable_ns,
+    st_c_durable_p50_us, st_c_durable_p99_us, st_c_waits, st_c_wait_ns,
+    st_c_wait_wakeups, st_c_wake_ns;
+/* Histograms as "n0,n1,...": bucket b counts [2^b, 2^(b+1)) us. */
+char hist_text[3][ClientWriteStats::kBuckets * 21] = {"", "", ""};
+char *hist_ptr[3] = {hist_text[0], hist_text[1], hist_text[2]};
+
+/* The q-quantile of a bucket histogram in us, interpolated linearly inside
+its bucket (so within a factor of two of the truth). */
+long long quantile_us(const uint64_t *counts, double q) {
+  uint64_t total = 0;
+  for (int b = 0; b < ClientWriteStats::kBuckets; ++b) total += counts[b];
+  if (total == 0) return 0;
+  const double rank = q * static_cast<double>(total);
+  double seen = 0;
+  for (int b = 0; b < ClientWriteStats::kBuckets; ++b) {
+    if (counts[b] == 0) continue;
+    if (seen + static_cast<double>(counts[b]) >= rank) {
+      const double lo = b == 0 ? 0.0 : static_cast<double>(1ULL << b);
+      const double hi = static_cast<double>(1ULL << (b + 1));
+      return static_cast<long long>(
+          lo + (hi - lo) * (rank - seen) / static_cast<double>(counts[b]));
+    }
+    seen += static_cast<double>(counts[b]);
+  }
+  return static_cast<long long>(1ULL << ClientWriteStats::kBuckets);
+}
+
+void hist_string(const uint64_t *counts, char *out, size_t size) {
+  size_t at = 0;
+  out[0] = '\0';
+  for (int b = 0; b < ClientWriteStats::kBuckets && at < size; ++b) {
+    const int n = snprintf(out + at, size - at, b == 0 ? "%llu" : ",%llu",
+                           static_cast<unsigned long long>(counts[b]));
+    if (n < 0) break;
+    at += static_cast<size_t>(n);
+  }
+}
+
+/* A Stage's histogram as plain numbers. */
+void stage_hist(const Stage &st, uint64_t *counts) {
+  for (int b = 0; b < ClientWriteStats::kBuckets; ++b)
+    counts[b] = st.hist.counts[b].load(std::memory_order_relaxed);
+}
+
+#define STRATA_LL(name, var) \
+  {name, (char *)&var, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL}
+
 SHOW_VAR status_vars[] = {
     {"status", (char *)&status_ptr, SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
     {"stall_reason", (char *)&reason_ptr, SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
@@ -881,7 +1006,40 @@ SHOW_VAR status_vars[] = {
     {"durable_waits", (char *)&st_durable_waits, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL},
     {"durable_wait_avg_us", (char *)&st_durable_wait_avg_us, SHOW_LONGLONG,
      SHOW_SCOPE_GLOBAL},
+    STRATA_LL("handoffs", st_handoffs),
+    STRATA_LL("handoff_ns", st_handoff_ns),
+    STRATA_LL("durable_wait_ns", st_durable_wait_ns),
+    STRATA_LL("durable_wait_csw", st_durable_wait_csw),
+    STRATA_LL("durable_wait_p50_us", st_durable_wait_p50_us),
+    STRATA_LL("durable_wait_p99_us", st_durable_wait_p99_us),
+    {"durable_wait_hist", (char *)&hist_ptr[0], SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
+    STRATA_LL("commit_waits", st_commit_waits),
+    STRATA_LL("commit_wait_ns", st_commit_wait_ns),
+    STRATA_LL("commit_wait_loops", st_commit_wait_loops),
+    STRATA_LL("commit_wait_csw", st_commit_wait_csw),
+    STRATA_LL("commit_wait_p50_us", st_commit_wait_p50_us),
+    STRATA_LL("commit_wait_p99_us", st_commit_wait_p99_us),
+    {"commit_wait_hist", (char *)&hist_ptr[1], SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
+    STRATA_LL("client_appends", st_c_appends),
+    STRATA_LL("client_tails", st_c_tails),
+    STRATA_LL("client_window_wait_ns", st_c_window_wait_ns),
+    STRATA_LL("client_posts", st_c_posts),
+    STRATA_LL("client_post_ns", st_c_post_ns),
+    STRATA_LL("client_first_acks", st_c_first_acks),
+    STRATA_LL("client_first_ack_ns", st_c_first_ack_ns),
+    STRATA_LL("client_second_acks", st_c_second_acks),
+    STRATA_LL("client_second_ack_ns", st_c_second_ack_ns),
+    STRATA_LL("client_durable_groups", st_c_durable_groups),
+    STRATA_LL("client_durable_ns", st_c_durable_ns),
+    STRATA_LL("client_durable_p50_us", st_c_durable_p50_us),
+    STRATA_LL("client_durable_p99_us", st_c_durable_p99_us),
+    {"client_durable_hist", (char *)&hist_ptr[2], SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
+    STRATA_LL("client_waits", st_c_waits),
+    STRATA_LL("client_wait_ns", st_c_wait_ns),
+    STRATA_LL("client_wait_wakeups", st_c_wait_wakeups),
+    STRATA_LL("client_wake_ns", st_c_wake_ns),
     {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+#undef STRATA_LL
 SHOW_VAR no_status_vars[] = {{nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 }  // namespace
 
@@ -917,6 +1075,45 @@ int show_status(THD *, SHOW_VAR *var, char *) {
   st_durable_waits = static_cast<long long>(waits);
   st_durable_wait_avg_us =
       waits == 0 ? 0 : static_cast<long long>(g_durable_wait_us.load() / waits);
+  auto ll = [](const std::atomic<uint64_t> &a) {
+    return static_cast<long long>(a.load(std::memory_order_relaxed));
+  };
+  uint64_t counts[ClientWriteStats::kBuckets];
+  st_handoffs = ll(g_handoff.count);
+  st_handoff_ns = ll(g_handoff.ns);
+  st_durable_wait_ns = ll(g_durable_wait.ns);
+  st_durable_wait_csw = ll(g_durable_wait.csw);
+  stage_hist(g_durable_wait, counts);
+  st_durable_wait_p50_us = quantile_us(counts, 0.5);
+  st_durable_wait_p99_us = quantile_us(counts, 0.99);
+  hist_string(counts, hist_text[0], sizeof hist_text[0]);
+  st_commit_waits = ll(g_commit_wait.count);
+  st_commit_wait_ns = ll(g_commit_wait.ns);
+  st_commit_wait_loops = ll(g_commit_wait.loops);
+  st_commit_wait_csw = ll(g_commit_wait.csw);
+  stage_hist(g_commit_wait, counts);
+  st_commit_wait_p50_us = quantile_us(counts, 0.5);
+  st_commit_wait_p99_us = quantile_us(counts, 0.99);
+  hist_string(counts, hist_text[1], sizeof hist_text[1]);
+  const ClientWriteStats c = g_backend->write_stats();
+  st_c_appends = static_cast<long long>(c.appends);
+  st_c_tails = static_cast<long long>(c.tails);
+  st_c_window_wait_ns = static_cast<long long>(c.window_wait_ns);
+  st_c_posts = static_cast<long long>(c.posts);
+  st_c_post_ns = static_cast<long long>(c.post_ns);
+  st_c_first_acks = static_cast<long long>(c.first_acks);
+  st_c_first_ack_ns = static_cast<long long>(c.first_ack_ns);
+  st_c_second_acks = static_cast<long long>(c.second_acks);
+  st_c_second_ack_ns = static_cast<long long>(c.second_ack_ns);
+  st_c_durable_groups = static_cast<long long>(c.durable_groups);
+  st_c_durable_ns = static_cast<long long>(c.durable_ns);
+  st_c_durable_p50_us = quantile_us(c.durable_hist, 0.5);
+  st_c_durable_p99_us = quantile_us(c.durable_hist, 0.99);
+  hist_string(c.durable_hist, hist_text[2], sizeof hist_text[2]);
+  st_c_waits = static_cast<long long>(c.waits);
+  st_c_wait_ns = static_cast<long long>(c.wait_ns);
+  st_c_wait_wakeups = static_cast<long long>(c.wait_wakeups);
+  st_c_wake_ns = static_cast<long long>(c.wake_ns);
   var->value = (char *)&status_vars;
   return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "log0types.h"
 #include "univ.i"
+#include "ut0ut.h"
 
 class THD;
 struct SHOW_VAR;
@@ -67,6 +68,29 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
 
 /** H2: waits until everything up to lsn is durable in the volume. */
 void wait_durable(log_t &log, lsn_t lsn);
+
+/** Commit anatomy (docs/benchmarks/commit-anatomy-*.md): a thread's wait in
+log_write_up_to(..., flush_to_disk = true) for redo up to end_lsn to become
+durable, whichever way it goes (the log flusher publishes it, or, with
+innodb_log_writer_threads=OFF, the default below 5 vCPUs without the binlog,
+the thread writes and waits itself). Declared once in log_write_up_to (the
+hook in log0write.cc); measures only when enabled(), flush_to_disk and
+flushed_to_disk_lsn < end_lsn on entry; on destruction adds the time, the
+wait loops of `stats` and the thread's context switches to the
+Innodb_log_service_commit_wait_* counters (relaxed atomics). */
+class Commit_wait {
+ public:
+  Commit_wait(const log_t &log, lsn_t end_lsn, bool flush_to_disk,
+              const Wait_stats &stats);
+  ~Commit_wait();
+  Commit_wait(const Commit_wait &) = delete;
+  Commit_wait &operator=(const Commit_wait &) = delete;
+
+ private:
+  const Wait_stats &m_stats;
+  uint64_t m_start_ns = 0; /* 0: not measured */
+  uint64_t m_switches = 0;
+};
 
 /** H3: writes the checkpoint record {lsn, epoch, metadata}. */
 dberr_t write_checkpoint(log_t &log, lsn_t lsn);

@@ -158,6 +158,50 @@ struct PageImage {
   std::string image;
 };
 
+// Latencies of the write path in fixed buckets: bucket b counts samples in
+// [2^b, 2^(b+1)) microseconds (bucket 0 also takes everything below 1 us;
+// the last bucket everything from 2^(kBuckets-1) us, about 0.5 s, up).
+// Enough for a p50/p99 within a factor of two; a difference of two
+// snapshots is the histogram of the interval between them.
+struct LatencyHistogram {
+  static constexpr int kBuckets = 20;
+  std::uint64_t counts[kBuckets] = {};
+  static int BucketOf(std::uint64_t ns) {
+    std::uint64_t us = ns / 1000;
+    int b = 0;
+    while (us > 1 && b < kBuckets - 1) {
+      us >>= 1;
+      ++b;
+    }
+    return b;
+  }
+};
+
+// Counters of the write path since Open, kept anyway on the path (one
+// clock read at each boundary, relaxed atomic adds): what the status
+// variables Innodb_log_service_client_* show and what the commit-anatomy
+// benchmark subtracts between two snapshots. Every field only grows; sums
+// are nanoseconds. A "group" is one Append or PutTail with bytes (InnoDB:
+// one log write); its clock starts when the call has queued it.
+struct WriteStats {
+  std::uint64_t appends = 0, tails = 0;
+  std::uint64_t window_wait_ns = 0;  // Append blocked on max_inflight_bytes (backpressure)
+  std::uint64_t posts = 0, post_ns = 0;  // messages handed to a node's transport, time inside Post
+  // Group -> the first / second node reporting its end durable, and ->
+  // the quorum frontier (durable_lsn) covering it. Counts are the groups
+  // measured (a group superseded by a later one before its ack counts once
+  // the later one's does, with its own, longer, time).
+  std::uint64_t first_acks = 0, first_ack_ns = 0;
+  std::uint64_t second_acks = 0, second_ack_ns = 0;
+  std::uint64_t durable_groups = 0, durable_ns = 0;
+  LatencyHistogram durable_hist;
+  // WaitDurable calls that had to block, their time, how often the waiter
+  // woke up inside them (a wake-up that found durable_lsn still short counts
+  // too), and the time from the frontier's last advance to the waiter
+  // running again (the hand-off from the I/O thread to the waiting thread).
+  std::uint64_t waits = 0, wait_ns = 0, wait_wakeups = 0, wake_ns = 0;
+};
+
 class LogClient {
  public:
   static ClientResult<std::unique_ptr<LogClient>> Open(ClusterConfig config);
@@ -207,6 +251,8 @@ class LogClient {
   ClientResult<PageImage> GetPage(std::uint32_t space, std::uint32_t page, Lsn lsn);
 
   ClusterStatus status() const;
+  // Write-path counters since Open (see WriteStats). Lock-free, cheap.
+  WriteStats write_stats() const;
 
   struct Impl;
 
