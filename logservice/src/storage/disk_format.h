@@ -93,7 +93,9 @@ inline constexpr std::uint32_t kDurableFileMagic = 0x31464453u;  // "SDF1" on di
 // kNodeMeta and kTail belong to the replication layer (src/server/node_meta.h):
 // the promised epoch + seal history, and the per-epoch tail block register.
 // kVolume is the node's volume record (present / dropped, src/server/volume.h).
-enum class DurableFileKind : std::uint32_t { kCheckpoint = 1, kNodeMeta = 2, kTail = 3, kVolume = 4 };
+// kPageServerManifest is the page server's manifest (src/pageserver/format.h).
+enum class DurableFileKind : std::uint32_t {
+  kCheckpoint = 1, kNodeMeta = 2, kTail = 3, kVolume = 4, kPageServerManifest = 5 };
 
 inline constexpr std::size_t kDfMagicOffset = 0;       // u32 kDurableFileMagic
 inline constexpr std::size_t kDfVersionOffset = 4;     // u32 kFormatVersion
