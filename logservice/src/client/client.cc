@@ -78,6 +78,13 @@ Lsn LogClient::sealed_end() const { std::lock_guard<std::mutex> l(impl_->mu); re
 Lsn LogClient::stream_end() const { std::lock_guard<std::mutex> l(impl_->mu); return impl_->stream_end; }
 Lsn LogClient::durable_lsn() const { return impl_->frontier.load(); }
 
+void LogClient::set_max_inflight_bytes(std::uint64_t bytes) {
+  Impl& c = *impl_;
+  std::lock_guard<std::mutex> l(c.mu);
+  c.cfg.max_inflight_bytes = std::max<std::uint64_t>(bytes, 1ull << 20);
+  c.cv.notify_all();
+}
+
 ClientStatus LogClient::Append(Lsn start_lsn, std::string_view bytes, milliseconds wait) {
   Impl& c = *impl_;
   if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");

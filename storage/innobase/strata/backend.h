@@ -141,6 +141,9 @@ class Backend {
   virtual Health health() const = 0;
   // Write-path counters (commit anatomy); cheap, lock-free.
   virtual ClientWriteStats write_stats() const { return {}; }
+  // innodb_log_service_max_inflight changed at run time (no-op where the
+  // backend has no window).
+  virtual void set_max_inflight(std::uint64_t /*bytes*/) {}
 
   // Drops every block at or after `lsn` (block aligned). Writer only.
   virtual Status truncate(std::uint64_t lsn) = 0;

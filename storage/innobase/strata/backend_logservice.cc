@@ -208,6 +208,12 @@ class LogServiceBackend final : public Backend {
     return writer_ != nullptr ? writer_->durable_lsn() : 0;
   }
 
+  void set_max_inflight(std::uint64_t bytes) override {
+    std::lock_guard<std::mutex> guard(mutex_);
+    cfg_.max_inflight_bytes = bytes;  // for a client opened later (a rewind)
+    if (writer_ != nullptr) writer_->set_max_inflight_bytes(bytes);
+  }
+
   Health health() const override {
     Health h;
     h.write_quorum = cfg_.write_quorum;

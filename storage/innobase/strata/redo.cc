@@ -910,6 +910,11 @@ void governor_tick(log_t &log) {
   g_released_lsn.store(upto, std::memory_order_relaxed);
 }
 
+void set_max_inflight(unsigned long long bytes) {
+  cfg_max_inflight = bytes;
+  if (enabled() && g_backend != nullptr) g_backend->set_max_inflight(bytes);
+}
+
 void shutdown() {
   g_backend.reset();
   g_secret.assign(g_secret.size(), '\0');

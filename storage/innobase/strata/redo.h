@@ -121,6 +121,10 @@ void governor_tick(log_t &log);
 /** H11: closes the volume (log_sys_close). */
 void shutdown();
 
+/** innodb_log_service_max_inflight changed by SET GLOBAL: the running
+client's window changes at once (a write waiting for room re-checks). */
+void set_max_inflight(unsigned long long bytes);
+
 /** SHOW STATUS: the Innodb_log_service_* variables (empty unless enabled). */
 int show_status(THD *thd, SHOW_VAR *var, char *buff);
 

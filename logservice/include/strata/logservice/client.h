@@ -232,6 +232,10 @@ class LogClient {
   // not the loss of the nodes' hosts. Never below durable_lsn(). What
   // innodb_flush_log_at_trx_commit=2 waits for.
   Lsn written_lsn() const;
+  // Changes the in-flight window (ClusterConfig::max_inflight_bytes) from
+  // now on: an Append waiting for room is woken to test the new size.
+  // Values below 1 MiB are taken as 1 MiB (an InnoDB write fits).
+  void set_max_inflight_bytes(std::uint64_t bytes);
   // Blocks until written_lsn() >= lsn, fenced, or timeout.
   ClientStatus WaitWritten(Lsn lsn, std::chrono::milliseconds timeout);
 
