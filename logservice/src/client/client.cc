@@ -78,6 +78,8 @@ Lsn LogClient::sealed_end() const { std::lock_guard<std::mutex> l(impl_->mu); re
 Lsn LogClient::stream_end() const { std::lock_guard<std::mutex> l(impl_->mu); return impl_->stream_end; }
 Lsn LogClient::durable_lsn() const { return impl_->frontier.load(); }
 
+void LogClient::set_written_acks(bool on) { impl_->want_written_acks.store(on, std::memory_order_relaxed); }
+
 void LogClient::set_max_inflight_bytes(std::uint64_t bytes) {
   Impl& c = *impl_;
   std::lock_guard<std::mutex> l(c.mu);

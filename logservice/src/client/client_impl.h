@@ -116,6 +116,8 @@ struct LogClient::Impl {
   std::uint64_t tail_version = 0;
   std::atomic<Lsn> frontier{0};
   std::atomic<Lsn> written_frontier{0};
+  // Ask nodes for the early "written" reply (LogClient::set_written_acks).
+  std::atomic<bool> want_written_acks{true};
   bool fenced = false;
   std::string fence_reason;
   Epoch reader_seal_epoch = 0;  // read-only: the source's seal epoch
@@ -475,6 +477,7 @@ struct LogClient::Impl {
       f.lsn = nl.sent;
       f.lsn2 = std::min(frontier.load(), stream_end);
       f.data = it->second.substr(off);
+      if (want_written_acks.load(std::memory_order_relaxed)) f.u32a = wire::kAppendWantsWrittenAck;
       // Up to a kChunk of redo: over the 32 KiB receive slot the AppendReq
       // goes by SendBulk, into the node's bulk ring (send_path.h).
       const Clock::time_point t0 = rt->Now();

@@ -124,7 +124,7 @@ void PutBody(Writer& w, const Frame& f) {
       w.U64(f.tail.valid() ? f.tail.data_end : 0);
       w.Bytes(f.tail.valid() ? std::string_view(f.tail.image) : std::string_view());
       break;
-    case MsgType::kAppendReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
+    case MsgType::kAppendReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); w.U8(static_cast<std::uint8_t>(f.u32a)); break;
     case MsgType::kAppendResp: w.U64(f.lsn); w.U64(f.lsn2); break;
     case MsgType::kTailReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
     case MsgType::kTailResp: w.U64(f.lsn); w.U64(f.lsn2); w.U64(f.lsn3); break;
@@ -171,9 +171,14 @@ bool GetBody(Reader& r, Frame* f) {
       f->tail.epoch = f->epoch;
       return f->tail.data_end > f->lsn && f->tail.data_end - f->lsn <= f->tail.image.size();
     }
-    case MsgType::kAppendReq:
-      return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&
-             f->lsn + f->data.size() > f->lsn;
+    case MsgType::kAppendReq: {
+      std::uint8_t flags = 0;
+      if (!(r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&
+            f->lsn + f->data.size() > f->lsn && r.U8(&flags) && (flags & ~wire::kAppendWantsWrittenAck) == 0))
+        return false;
+      f->u32a = flags;
+      return true;
+    }
     case MsgType::kAppendResp: return r.U64(&f->lsn) && r.U64(&f->lsn2);
     case MsgType::kTailReq:
       return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxTailImage) && f->lsn2 > f->lsn &&

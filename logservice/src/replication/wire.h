@@ -30,7 +30,8 @@
 //                u64 tail_data_end, bytes tail_image: the recovered tail, installed with the seal in one
 //                durable write (block = seal_lsn, epoch = the header's; data end 0 and no image: none;
 //                else seal_lsn < tail_data_end <= seal_lsn + image size)
-//   AppendReq    u64 start_lsn, u64 commit_lsn (writer's quorum frontier, a catch-up hint), bytes redo
+//   AppendReq    u64 start_lsn, u64 commit_lsn (writer's quorum frontier, a catch-up hint), bytes redo,
+//                u8 flags (kAppendWantsWrittenAck: reply once written too, before the fdatasync)
 //   AppendResp   u64 durable_lsn, u64 complete_lsn
 //   TailReq      u64 block_lsn, u64 data_end, bytes image
 //   TailResp     u64 block_lsn, u64 data_end, u64 durable_lsn
@@ -61,7 +62,8 @@ inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
 // 2: SealReq certify_lsn and NodeState rebuilding (node rebuild from a peer).
 // 3: history entries carry the recovered end; SealReq carries the recovered tail;
 //    NodeState carries tail_anchored.
-// 4: NodeState carries was_member (a node that moved a damaged log aside).
+// 4: NodeState carries was_member (a node that moved a damaged log aside);
+//    AppendReq carries flags (the written reply only when the writer asks).
 inline constexpr std::uint8_t kWireVersion = 4;
 
 inline constexpr std::size_t kMagicOffset = 0;
@@ -78,6 +80,10 @@ static_assert(kEpochOffset % 8 == 0 && kRequestIdOffset % 8 == 0);
 
 // Caps (a decoder allocates nothing larger).
 inline constexpr std::size_t kMaxRedoChunk = 256u << 10;      // one AppendReq / one ReadResp range
+// AppendReq flags (Frame::u32a). Written replies serve
+// innodb_flush_log_at_trx_commit=2 only; under =1 they are a message per
+// append per node that nobody waits for.
+inline constexpr std::uint32_t kAppendWantsWrittenAck = 1;
 inline constexpr std::size_t kMaxReadBytes = 1u << 20;        // all ranges of one ReadResp
 inline constexpr std::size_t kMaxTailImage = 64u << 10;
 inline constexpr std::size_t kMaxMetadata = 1u << 20;         // == kMaxCheckpointMetadata

@@ -255,7 +255,7 @@ struct Node::Impl {
       case MsgType::kAppendReq:
         if (HandleAppend(req, &rep)) {
           StageAppend(w, started);
-          SendWrittenAck(w);
+          if (req.u32a & wire::kAppendWantsWrittenAck) SendWrittenAck(w);
           std::lock_guard<std::mutex> l(q_mu);
           acks.push_back(std::move(w));
           ack_cv.notify_one();

@@ -27,7 +27,7 @@ Frame Populated(MsgType t) {
       f.lsn = 4096; f.lsn2 = 8192; f.u32a = 1; f.history = {{1, 0, 0}, {3, 4096, 4100}}; f.peers = {"tcp://a:1", "tcp://b:2"};
       f.tail = TailImage{42, 4096, 4100, std::string(512, 'r')};  // the header's epoch, at the seal LSN
       break;
-    case MsgType::kAppendReq: f.lsn = 512; f.lsn2 = 256; f.data = std::string(700, 'x'); break;
+    case MsgType::kAppendReq: f.lsn = 512; f.lsn2 = 256; f.data = std::string(700, 'x'); f.u32a = wire::kAppendWantsWrittenAck; break;
     case MsgType::kAppendResp: f.lsn = 1024; f.lsn2 = 2048; break;
     case MsgType::kTailReq: f.lsn = 1024; f.lsn2 = 1100; f.data = std::string(512, 't'); break;
     case MsgType::kTailResp: f.lsn = 1024; f.lsn2 = 1100; f.lsn3 = 1024; break;
@@ -120,6 +120,9 @@ TEST(Codec, CapsAndContractsAreEnforced) {
   EXPECT_FALSE(Decode(Encode(f), &g).ok());
   f = Populated(MsgType::kAppendReq);
   f.lsn = ~0ull - 10;  // LSN overflow
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kAppendReq);
+  f.u32a = 2;  // an append flag this version does not know
   EXPECT_FALSE(Decode(Encode(f), &g).ok());
   f = Populated(MsgType::kTailReq);
   f.lsn2 = f.lsn + f.data.size() + 1;  // data end beyond the image

@@ -251,6 +251,7 @@ TEST(Fencing, PromiseWaitsForBytesAcknowledgedAsWrittenAndCountsThem) {
   Frame append = Request(MsgType::kAppendReq, 1);
   append.lsn = 0;
   append.data = testing::RedoBytes(0, 512);
+  append.u32a = wire::kAppendWantsWrittenAck;  // as a writer under innodb_flush_log_at_trx_commit=2
   auto written = (*a)->Call(append, kBound);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   ASSERT_EQ(written->code, ReplyCode::kOk) << written->error;
@@ -365,6 +366,55 @@ TEST(Fencing, ATailIsAcknowledgedAndReportedOnlyAfterItsGroupCommit) {
   EXPECT_EQ(st.tail.data_end, 100u);
   EXPECT_EQ(st.tail.image, tail.data);
   EXPECT_TRUE(st.tail_anchored);
+  EXPECT_EQ(nodes.bad_lines(), "");
+}
+
+// The early "written" reply is sent only when the append asks for it
+// (wire::kAppendWantsWrittenAck: a writer under
+// innodb_flush_log_at_trx_commit=2). Without the flag the append's only
+// reply is the durable one: nothing comes while the group commit is held.
+// Before, every append got both replies, one nobody waited for under =1.
+TEST(Acks, TheWrittenReplyComesOnlyWhenTheAppendAsksForIt) {
+  InProcessNodes nodes(1);
+  ASSERT_TRUE(nodes.up());
+  auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(nodes.cluster_id(), nodes.secret()));
+  ASSERT_TRUE(t.ok());
+  auto a = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
+  ASSERT_TRUE(a.ok());
+  Frame p = Request(MsgType::kPromiseReq, 1);
+  p.writer_id = 11;
+  ASSERT_EQ((*a)->Call(p, kBound)->code, ReplyCode::kOk);
+  Frame s = Request(MsgType::kSealReq, 1);
+  s.history = {{1, 0}};
+  s.peers = nodes.addresses();
+  ASSERT_EQ((*a)->Call(s, kBound)->code, ReplyCode::kOk);
+
+  nodes.fs(0).Arm();
+  Frame plain = Request(MsgType::kAppendReq, 1);
+  plain.lsn = 0;
+  plain.data = testing::RedoBytes(0, 512);
+  auto first = std::async(std::launch::async, [&] { return (*a)->Call(plain, kBound); });
+  ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound));
+  EXPECT_EQ(first.wait_for(milliseconds(300)), std::future_status::timeout)
+      << "a written reply came for an append that did not ask for one";
+  nodes.fs(0).Release();
+  auto durable = first.get();
+  ASSERT_TRUE(durable.ok()) << durable.status().ToString();
+  ASSERT_EQ(durable->code, ReplyCode::kOk) << durable->error;
+  EXPECT_EQ(durable->lsn, 512u) << "the one reply is the durable one";
+
+  nodes.fs(0).Arm();
+  Frame asks = Request(MsgType::kAppendReq, 1);
+  asks.lsn = 512;
+  asks.data = testing::RedoBytes(512, 512);
+  asks.u32a = wire::kAppendWantsWrittenAck;
+  auto written = (*a)->Call(asks, kBound);  // returns while the fdatasync is held
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_EQ(written->code, ReplyCode::kOk) << written->error;
+  EXPECT_EQ(written->lsn2, 1024u) << "written";
+  EXPECT_EQ(written->lsn, 512u) << "not yet durable";
+  ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound));
+  nodes.fs(0).Release();
   EXPECT_EQ(nodes.bad_lines(), "");
 }
 

@@ -144,6 +144,10 @@ class Backend {
   // innodb_log_service_max_inflight changed at run time (no-op where the
   // backend has no window).
   virtual void set_max_inflight(std::uint64_t /*bytes*/) {}
+  // Whether appends ask for the early "written" reply that wait_written
+  // counts (innodb_flush_log_at_trx_commit=2); wait_written still returns
+  // without it, at the durable point.
+  virtual void set_written_acks(bool /*on*/) {}
 
   // Drops every block at or after `lsn` (block aligned). Writer only.
   virtual Status truncate(std::uint64_t lsn) = 0;

@@ -121,6 +121,7 @@ class LogServiceBackend final : public Backend {
       auto r = ls::LogClient::Open(config(ls::OpenMode::kWriter));
       if (!r.ok()) return from(r.status());
       writer_ = std::move(*r);
+      writer_->set_written_acks(written_acks_);
     }
     out->epoch = writer_->epoch();
     out->log_end = writer_->sealed_end();
@@ -206,6 +207,12 @@ class LogServiceBackend final : public Backend {
 
   std::uint64_t durable_lsn() const override {
     return writer_ != nullptr ? writer_->durable_lsn() : 0;
+  }
+
+  void set_written_acks(bool on) override {
+    std::lock_guard<std::mutex> guard(mutex_);
+    written_acks_ = on;  // for a client opened later (a rewind)
+    if (writer_ != nullptr) writer_->set_written_acks(on);
   }
 
   void set_max_inflight(std::uint64_t bytes) override {
@@ -417,6 +424,7 @@ class LogServiceBackend final : public Backend {
     auto r = ls::LogClient::Open(c);
     if (!r.ok()) return from(r.status());
     writer_ = std::move(*r);
+    writer_->set_written_acks(written_acks_);
     if (writer_->stream_end() != block_lsn)
       return Status(Code::kIoError, "the log service sealed at " + std::to_string(writer_->stream_end()) +
                                         ", not at " + std::to_string(block_lsn));
@@ -460,6 +468,7 @@ class LogServiceBackend final : public Backend {
   LogServiceConfig cfg_;
   std::mutex mutex_;
   std::unique_ptr<ls::LogClient> writer_;
+  bool written_acks_ = true;  // LogClient::set_written_acks, kept across reopens
   std::unique_ptr<ls::LogClient> reader_;
   // The checkpoint record as InnoDB last read or wrote it, so a rewind can
   // write it again with the pending tail after it.

@@ -733,6 +733,15 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
   ut_a(end_lsn > start_lsn && end_lsn <= start_lsn + size);
   const lsn_t full_end = ut_uint64_align_down(end_lsn, OS_FILE_LOG_BLOCK_SIZE);
   fault_point(kFaultBeforeAppend, "redo_before_append");
+  /* The nodes' early "written" replies serve =2 only (below); under 1 and 0
+  they would be one more message per append per node. The log writer mutex
+  is held: one thread at a time here. */
+  static int written_acks = -1;
+  const int want_written = srv_flush_log_at_trx_commit == 2 ? 1 : 0;
+  if (want_written != written_acks) {
+    g_backend->set_written_acks(want_written == 1);
+    written_acks = want_written;
+  }
   const uint64_t handoff_start = now_ns();
   if (full_end > start_lsn) {
     const Status s = g_backend->append(start_lsn, buf, full_end - start_lsn);

@@ -232,6 +232,13 @@ class LogClient {
   // not the loss of the nodes' hosts. Never below durable_lsn(). What
   // innodb_flush_log_at_trx_commit=2 waits for.
   Lsn written_lsn() const;
+  // Whether appends from now on ask the nodes for the early "written" reply
+  // that written_lsn() counts (default: yes). Without it written_lsn()
+  // advances with durable acknowledgements only, so WaitWritten still
+  // returns, at the durable point; a writer that never waits for written
+  // (InnoDB under innodb_flush_log_at_trx_commit=1) saves a reply per
+  // append per node.
+  void set_written_acks(bool on);
   // Changes the in-flight window (ClusterConfig::max_inflight_bytes) from
   // now on: an Append waiting for room is woken to test the new size.
   // Values below 1 MiB are taken as 1 MiB (an InnoDB write fits).
