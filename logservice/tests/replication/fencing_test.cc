@@ -204,6 +204,19 @@ Frame Request(MsgType type, std::uint64_t epoch) {
   return f;
 }
 
+// Writer epoch 1 (writer id 11) promised and sealed at LSN 0 on the
+// nodes' first node, as a writer's Open leaves it; the channel then carries
+// that writer's requests.
+void BecomeWriter(repl::RpcChannel& ch, InProcessNodes& nodes) {
+  Frame p = Request(MsgType::kPromiseReq, 1);
+  p.writer_id = 11;
+  ASSERT_EQ(ch.Call(p, kBound)->code, ReplyCode::kOk);
+  Frame s = Request(MsgType::kSealReq, 1);
+  s.history = {{1, 0}};
+  s.peers = nodes.addresses();
+  ASSERT_EQ(ch.Call(s, kBound)->code, ReplyCode::kOk);
+}
+
 // Waits (bounded) until `pred` holds; for states reached by another thread.
 template <typename Pred>
 bool Eventually(Pred pred) {
@@ -239,13 +252,8 @@ TEST(Fencing, PromiseWaitsForBytesAcknowledgedAsWrittenAndCountsThem) {
       nullptr);
   auto b = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
   ASSERT_TRUE(a.ok() && b.ok());
-  Frame p = Request(MsgType::kPromiseReq, 1);
-  p.writer_id = 11;
-  ASSERT_EQ((*a)->Call(p, kBound)->code, ReplyCode::kOk);
-  Frame s = Request(MsgType::kSealReq, 1);
-  s.history = {{1, 0}};
-  s.peers = nodes.addresses();
-  ASSERT_EQ((*a)->Call(s, kBound)->code, ReplyCode::kOk);
+  ASSERT_NO_FATAL_FAILURE(BecomeWriter(**a, nodes));
+  Frame p, s;
 
   nodes.fs(0).Arm();
   Frame append = Request(MsgType::kAppendReq, 1);
@@ -338,13 +346,7 @@ TEST(Fencing, ATailIsAcknowledgedAndReportedOnlyAfterItsGroupCommit) {
   auto a = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
   auto b = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
   ASSERT_TRUE(a.ok() && b.ok());
-  Frame p = Request(MsgType::kPromiseReq, 1);
-  p.writer_id = 11;
-  ASSERT_EQ((*a)->Call(p, kBound)->code, ReplyCode::kOk);
-  Frame s = Request(MsgType::kSealReq, 1);
-  s.history = {{1, 0}};
-  s.peers = nodes.addresses();
-  ASSERT_EQ((*a)->Call(s, kBound)->code, ReplyCode::kOk);
+  ASSERT_NO_FATAL_FAILURE(BecomeWriter(**a, nodes));
 
   nodes.fs(0).Arm();
   Frame tail = Request(MsgType::kTailReq, 1);
@@ -381,13 +383,7 @@ TEST(Acks, TheWrittenReplyComesOnlyWhenTheAppendAsksForIt) {
   ASSERT_TRUE(t.ok());
   auto a = repl::RpcChannel::Connect(**t, nodes.addresses()[0], nullptr, nullptr);
   ASSERT_TRUE(a.ok());
-  Frame p = Request(MsgType::kPromiseReq, 1);
-  p.writer_id = 11;
-  ASSERT_EQ((*a)->Call(p, kBound)->code, ReplyCode::kOk);
-  Frame s = Request(MsgType::kSealReq, 1);
-  s.history = {{1, 0}};
-  s.peers = nodes.addresses();
-  ASSERT_EQ((*a)->Call(s, kBound)->code, ReplyCode::kOk);
+  ASSERT_NO_FATAL_FAILURE(BecomeWriter(**a, nodes));
 
   nodes.fs(0).Arm();
   Frame plain = Request(MsgType::kAppendReq, 1);
