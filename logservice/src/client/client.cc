@@ -283,10 +283,26 @@ ClientStatus LogClient::WriteCheckpoint(Lsn lsn, std::string_view metadata) {
 ClientStatus LogClient::Release(Lsn lsn) {
   Impl& c = *impl_;
   if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  // Never past the blocks W members hold durably. Bytes above them may be
+  // on some nodes only in their tail register; a node that released them
+  // as blocks, sealed later below its release point by a writer that
+  // recovered from such a register, keeps neither copy (found by the
+  // simulator's soak, seed 589291986430: a checkpoint inside the tail block
+  // lost the register's bytes above it). The next Release catches up.
+  Lsn upto = lsn;
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    std::vector<Lsn> ends;
+    for (std::size_t i = 0; i < c.n; ++i)
+      if (c.nodes[i].sealed && c.MemberLocked(i)) ends.push_back(c.nodes[i].durable);
+    std::sort(ends.begin(), ends.end(), std::greater<Lsn>());
+    upto = std::min(lsn, ends.size() >= c.w ? ends[c.w - 1] : Lsn{0});
+  }
+  if (upto == 0) return ClientStatus();  // nothing W nodes hold as blocks yet
   Frame q;
   q.type = MsgType::kReleaseReq;
   q.epoch = epoch();
-  q.lsn = lsn;
+  q.lsn = upto;
   return c.WriteToQuorum(q, "release");
 }
 

@@ -219,6 +219,7 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
   std::lock_guard<std::mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckAlive(generation_));
   STRATA_RETURN_IF_ERROR(MaybeInjectFailure(Op::kRename, from));
+  if (dirs_.count(from) && !live_.count(from)) return RenameDirLocked(from, to);
   auto it = live_.find(from);
   if (it == live_.end()) return Status::FromErrno("rename", from, ENOENT);
   if (!dirs_.count(ParentOf(to))) return Status::FromErrno("rename", to, ENOENT);
@@ -226,6 +227,28 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
   auto inode = it->second;
   live_.erase(it);
   live_[to] = inode;
+  return Status::Ok();
+}
+
+// A directory (a node moving its damaged log aside): the directory, its
+// subdirectories and every file below it move at once. Like CreateDirs it is
+// durable at once (directories are, in this model); the files keep their
+// durable and cached bytes.
+Status FaultInjectionFileSystem::RenameDirLocked(const std::string& from, const std::string& to) {
+  if (dirs_.count(to) || live_.count(to)) return Status::FromErrno("rename", to, EEXIST);
+  if (!dirs_.count(ParentOf(to))) return Status::FromErrno("rename", to, ENOENT);
+  STRATA_RETURN_IF_ERROR(CountMutation(Op::kRename, from));
+  const std::string prefix = from + "/";
+  auto moved = [&](const std::string& p) { return to + p.substr(from.size()); };
+  auto below = [&](const std::string& p) { return p == from || p.compare(0, prefix.size(), prefix) == 0; };
+  std::set<std::string> dirs;
+  for (const auto& d : dirs_) dirs.insert(below(d) ? moved(d) : d);
+  dirs_ = std::move(dirs);
+  for (auto* files : {&live_, &durable_}) {
+    std::map<std::string, std::shared_ptr<Inode>> next;
+    for (auto& [path, inode] : *files) next[below(path) ? moved(path) : path] = inode;
+    *files = std::move(next);
+  }
   return Status::Ok();
 }
 

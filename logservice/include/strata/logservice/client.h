@@ -253,6 +253,9 @@ class LogClient {
 
   // Frees the log below `lsn` on every node sealed in this epoch (each caps
   // it at its stored checkpoint and its own log): bounds the nodes' disk use.
+  // Never beyond the blocks W nodes hold durably (a tail register's bytes
+  // are not released with a checkpoint inside its block); a later call
+  // releases the rest.
   // Synchronous (one round trip); ok once W nodes applied it.
   ClientStatus Release(Lsn lsn);
 

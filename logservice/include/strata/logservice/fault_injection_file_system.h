@@ -10,7 +10,8 @@
 //     random prefix of each file's unsynced appended bytes survives, and the
 //     last surviving byte may be garbage (a torn sector); in kProcessOnly mode
 //     everything written survives (the kernel kept the page cache);
-//   - directories themselves are always durable (CreateDirs is synchronous).
+//   - directories themselves are always durable (CreateDirs is synchronous,
+//     and so is renaming a directory with everything below it).
 // Faults: a space limit (appends write what fits, then fail with ENOSPC),
 // per-operation error injection, and "crash after N mutations", after which
 // every call fails with EIO as if the process had died there. All randomness
@@ -84,6 +85,7 @@ class FaultInjectionFileSystem : public FileSystem {
   Status CheckAlive(std::uint64_t generation) const;            // mu_ held
   Status MaybeInjectFailure(Op op, const std::string& path);    // mu_ held
   Status CountMutation(Op op, const std::string& path);         // mu_ held
+  Status RenameDirLocked(const std::string& from, const std::string& to);  // mu_ held
   std::uint64_t UsedBytesLocked() const;
 
   mutable std::mutex mu_;
