@@ -376,6 +376,7 @@ def run(args, argv: list[str]) -> int:
     (out / "results.md").write_text(page)
     if args.report:
         report = Path(args.report)
+        report.parent.mkdir(parents=True, exist_ok=True)  # a run's report can go anywhere
         report.write_text(page.replace("RAW_DIR", report.stem + "-raw"))
         dst = report.parent / (report.stem + "-raw")
         dst.mkdir(parents=True, exist_ok=True)
