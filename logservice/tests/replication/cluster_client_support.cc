@@ -62,6 +62,23 @@ void AppendBlocksDurable(client::LogClient& lc, int blocks) {
   ASSERT_TRUE(lc.WaitDurable(lc.stream_end(), milliseconds(10000)).ok()) << lc.status().reason;
 }
 
+void ExpectCheckpointAndPageRoundTrips(client::LogClient& lc) {
+  EXPECT_EQ(lc.ReadCheckpoint().status().code(), client::Code::kNotFound);
+  ASSERT_TRUE(lc.WriteCheckpoint(4096, "meta-1").ok());
+  auto ck = lc.ReadCheckpoint();
+  ASSERT_TRUE(ck.ok());
+  EXPECT_EQ(ck->lsn, 4096u);
+  EXPECT_EQ(ck->metadata, "meta-1");
+
+  ASSERT_TRUE(lc.PutPage(5, 7, 100, std::string(16384, 'a')).ok());
+  ASSERT_TRUE(lc.PutPage(5, 7, 200, std::string(16384, 'b')).ok());
+  auto pg = lc.GetPage(5, 7, 150);
+  ASSERT_TRUE(pg.ok());
+  EXPECT_EQ(pg->lsn, 100u);
+  EXPECT_EQ(pg->image[0], 'a');
+  EXPECT_EQ(lc.GetPage(5, 8, 150).status().code(), client::Code::kNotFound);
+}
+
 NodeProbe::NodeProbe(const LocalCluster& c) : c_(c) {
   auto t = rdma::Transport::Create(repl::ReplicationTransportOptions(c.cluster_id(), c.secret()));
   EXPECT_TRUE(t.ok());

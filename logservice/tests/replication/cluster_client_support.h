@@ -34,6 +34,11 @@ std::string ReadRange(client::LogClient& lc, std::uint64_t from, std::uint64_t t
 // (10 s at most) until they are durable; gtest failures otherwise.
 void AppendBlocksDurable(client::LogClient& lc, int blocks);
 
+// On a fresh volume: no checkpoint, then one written and read back; two
+// versions of a page and the one at or below a read LSN; a missing page is
+// kNotFound. The same assertions for every transport and cluster kind.
+void ExpectCheckpointAndPageRoundTrips(client::LogClient& lc);
+
 // Talks to one node of the cluster directly, as logservicectl status does.
 class NodeProbe {
  public:

@@ -117,20 +117,7 @@ TEST(Cluster, AppendReadCheckpointPagesStatusAndCleanShutdown) {
   EXPECT_EQ(ReadRange(*lc, 0, 64 * 512), Bytes(0, 64 * 512));
   EXPECT_EQ(ReadRange(*lc, 1000, 3000), Bytes(1000, 2000));
 
-  EXPECT_EQ(lc->ReadCheckpoint().status().code(), Code::kNotFound);
-  ASSERT_TRUE(lc->WriteCheckpoint(4096, "meta-1").ok());
-  auto ck = lc->ReadCheckpoint();
-  ASSERT_TRUE(ck.ok());
-  EXPECT_EQ(ck->lsn, 4096u);
-  EXPECT_EQ(ck->metadata, "meta-1");
-
-  ASSERT_TRUE(lc->PutPage(5, 7, 100, std::string(16384, 'a')).ok());
-  ASSERT_TRUE(lc->PutPage(5, 7, 200, std::string(16384, 'b')).ok());
-  auto pg = lc->GetPage(5, 7, 150);
-  ASSERT_TRUE(pg.ok());
-  EXPECT_EQ(pg->lsn, 100u);
-  EXPECT_EQ(pg->image[0], 'a');
-  EXPECT_EQ(lc->GetPage(5, 8, 150).status().code(), Code::kNotFound);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectCheckpointAndPageRoundTrips(*lc));
 
   std::string out;
   EXPECT_EQ(RunCtl(c, &out), 0) << out;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "codec.h"
+#include "cluster_client_support.h"
 #include "in_process_cluster.h"
 #include "local_cluster.h"
 #include "rpc.h"
@@ -127,20 +128,7 @@ TEST_P(InProcessClusterTest, AppendReadCheckpointPagesStatusAndCleanShutdown) {
   EXPECT_EQ(ReadAll(*lc, 0, 64 * 512), Bytes(0, 64 * 512));  // one ReadResp of 32 KiB + headers: bulk
   EXPECT_EQ(ReadAll(*lc, 1000, 3000), Bytes(1000, 2000));
 
-  EXPECT_EQ(lc->ReadCheckpoint().status().code(), Code::kNotFound);
-  ASSERT_TRUE(lc->WriteCheckpoint(4096, "meta-1").ok());
-  auto ck = lc->ReadCheckpoint();
-  ASSERT_TRUE(ck.ok());
-  EXPECT_EQ(ck->lsn, 4096u);
-  EXPECT_EQ(ck->metadata, "meta-1");
-
-  ASSERT_TRUE(lc->PutPage(5, 7, 100, std::string(16384, 'a')).ok());
-  ASSERT_TRUE(lc->PutPage(5, 7, 200, std::string(16384, 'b')).ok());
-  auto pg = lc->GetPage(5, 7, 150);
-  ASSERT_TRUE(pg.ok());
-  EXPECT_EQ(pg->lsn, 100u);
-  EXPECT_EQ(pg->image[0], 'a');
-  EXPECT_EQ(lc->GetPage(5, 8, 150).status().code(), Code::kNotFound);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectCheckpointAndPageRoundTrips(*lc));
 
   for (int i = 0; i < 3; ++i) {
     auto st = NodeStatus(c, i);
