@@ -291,6 +291,9 @@ def stages(a: dict, b: dict, remote: bool) -> dict:
     out["node_tail_queue_us"] = per(nd["tail_queue_ns"] / 1e3, nd["tail_requests"])
     out["node_tail_save_us"] = per(nd["tail_save_ns"] / 1e3, nd["tail_requests"])
     out["node_tail_total_us"] = per(nd["tail_total_ns"] / 1e3, nd["tail_requests"])
+    # Requests a node handles per commit: appends (one may carry the tail
+    # register) plus tails sent on their own.
+    out["node_requests_per_commit"] = per((nd["appends"] + nd["tail_requests"]) / max(1, len(b["nodes"])), commits)
     out["node_tails_per_commit"] = per(nd["tail_requests"] / max(1, len(b["nodes"])), commits)
     out["node_syncs_per_commit"] = per(nd["fdatasyncs"] / max(1, len(b["nodes"])), commits)
     cpu = csw = runq = 0.0
@@ -447,8 +450,9 @@ FORK_ROWS = [
     ("node: tail received → worker (queue)", "node_tail_queue_us", "us"),
     ("node: tail register written (into the log's journal; synced with the group commit)", "node_tail_save_us", "us"),
     ("node: tail received → ack sent", "node_tail_total_us", "us"),
-    ("  tails per commit per node; fdatasyncs of the log per commit per node",
+    ("  tails sent alone per commit per node; fdatasyncs of the log per commit per node",
      ("node_tails_per_commit", "node_syncs_per_commit"), "xx"),
+    ("  requests (appends, tails alone) per commit per node", "node_requests_per_commit", "x"),
     ("client: durable LSN advanced → flusher running (wake)", "client_wake_us", "us"),
     ("  flusher wake-ups per client wait", "client_wakeups", "x"),
     ("InnoDB flusher: wait for the quorum (per flush)", "flusher_wait_us", "us"),

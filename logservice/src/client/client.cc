@@ -91,33 +91,10 @@ ClientStatus LogClient::Append(Lsn start_lsn, std::string_view bytes, millisecon
   Impl& c = *impl_;
   if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
   if (bytes.empty()) return ClientStatus();
-  const auto deadline = c.rt->Now() + wait;
   std::unique_lock<std::mutex> l(c.mu);
-  if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
-  if (start_lsn != c.stream_end)
-    return ClientStatus(Code::kInvalidArgument, "append at " + std::to_string(start_lsn) + " but the stream ends at " +
-                                                    std::to_string(c.stream_end));
-  auto room = [&] {
-    const Lsn f = std::min(c.frontier.load(), c.stream_end);
-    return c.fenced || c.stream_end - f == 0 || c.stream_end + bytes.size() - f <= c.cfg.max_inflight_bytes;
-  };
-  if (!room()) {
-    const auto t0 = c.rt->Now();
-    const bool got = c.cv.wait_until(l, deadline, room);
-    Impl::Stats::Add(c.stats.window_wait_ns, Impl::Ns(t0, c.rt->Now()));
-    if (!got) return c.NoQuorumLocked("append (in-flight window full)");
-  }
-  if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
-  for (std::size_t off = 0; off < bytes.size(); off += kChunk) {
-    const auto piece = bytes.substr(off, kChunk);
-    c.retained.emplace(c.stream_end, std::string(piece));
-    c.stream_end += piece.size();
-  }
-  Impl::Stats::Add(c.stats.appends, 1);
-  c.QueueGroupLocked(c.stream_end);
-  if (c.tail.valid() && c.tail.block_lsn < c.stream_end) c.tail = repl::TailImage{};  // retired
-  for (std::size_t i = 0; i < c.n; ++i) c.PumpLocked(i);
-  return ClientStatus();
+  ClientStatus s = c.AppendLocked(l, start_lsn, bytes, wait);
+  if (s.ok()) c.PumpAllLocked();
+  return s;
 }
 
 ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_end) {
@@ -125,16 +102,28 @@ ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_
   if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
   std::lock_guard<std::mutex> l(c.mu);
   if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
-  if (block_lsn != c.stream_end || data_end <= block_lsn || data_end - block_lsn > image.size() ||
-      image.size() > wire::kMaxTailImage)
-    return ClientStatus(Code::kInvalidArgument, "tail must start at the stream end and hold its data");
-  if (c.tail.valid() && c.tail.block_lsn == block_lsn && data_end < c.tail.data_end)
-    return ClientStatus(Code::kInvalidArgument, "tail data end went backwards");
-  c.tail = repl::TailImage{c.epoch, block_lsn, data_end, std::string(image)};
-  ++c.tail_version;
-  Impl::Stats::Add(c.stats.tails, 1);
-  c.QueueGroupLocked(data_end);
-  for (std::size_t i = 0; i < c.n; ++i) c.PumpLocked(i);
+  ClientStatus s = c.CheckTailLocked(block_lsn, c.stream_end, image, data_end);
+  if (!s.ok()) return s;
+  c.SetTailLocked(block_lsn, image, data_end);
+  c.PumpAllLocked();
+  return ClientStatus();
+}
+
+ClientStatus LogClient::AppendWithTail(Lsn start_lsn, std::string_view blocks, std::string_view image, Lsn data_end,
+                                       milliseconds wait) {
+  Impl& c = *impl_;
+  if (!c.writer()) return ClientStatus(Code::kInvalidArgument, "read-only client");
+  const Lsn block_lsn = start_lsn + blocks.size();
+  std::unique_lock<std::mutex> l(c.mu);
+  if (c.fenced) return ClientStatus(Code::kFenced, c.fence_reason);
+  // Blocks are checked against the stream end by AppendLocked; without
+  // blocks the tail must start there.
+  ClientStatus s = c.CheckTailLocked(block_lsn, blocks.empty() ? c.stream_end : block_lsn, image, data_end);
+  if (s.ok() && !blocks.empty()) s = c.AppendLocked(l, start_lsn, blocks, wait, /*queue_group=*/false);
+  if (!s.ok()) return s;
+  // The stream now ends at block_lsn (AppendLocked re-checks after a wait).
+  c.SetTailLocked(block_lsn, image, data_end);
+  c.PumpAllLocked();
   return ClientStatus();
 }
 

@@ -330,17 +330,23 @@ struct LogClient::Impl {
       } else if (f.type == MsgType::kAppendResp) {
         nl.durable = std::max(nl.durable, f.lsn);
         nl.written = std::max(nl.written, std::min(f.lsn2, stream_end));
+        if (f.tail.valid()) TakeTailAckLocked(nl, f.tail.block_lsn, f.tail.data_end);
       } else if (f.type == MsgType::kTailResp) {
-        if (f.lsn > nl.tail_block || (f.lsn == nl.tail_block && f.lsn2 > nl.tail_end)) {
-          nl.tail_block = f.lsn;
-          nl.tail_end = f.lsn2;
-        }
+        TakeTailAckLocked(nl, f.lsn, f.lsn2);
         nl.durable = std::max(nl.durable, f.lsn3);
       }
       TrackAckLocked(i);
       RecomputeLocked(&adv);
     }
     Report(adv);
+  }
+  // The register a node reports holding durably (TailResp, or an AppendResp
+  // to an append that carried it).
+  static void TakeTailAckLocked(NodeLink& nl, Lsn block_lsn, Lsn data_end) {
+    if (block_lsn > nl.tail_block || (block_lsn == nl.tail_block && data_end > nl.tail_end)) {
+      nl.tail_block = block_lsn;
+      nl.tail_end = data_end;
+    }
   }
   // A writer's reply from a node that has promised a newer epoch than ours
   // (the header's epoch): whatever it says, another writer holds that node,
@@ -461,6 +467,60 @@ struct LogClient::Impl {
     Report(adv);
   }
 
+  // ---- the writer's calls (client.cc), lock held ----
+  // Copies bytes (non-empty) into the retained stream at its end, waiting up
+  // to `wait` for room in the in-flight window; queues one measured group
+  // unless the caller measures the write as a whole (AppendWithTail).
+  ClientStatus AppendLocked(std::unique_lock<std::mutex>& l, Lsn start_lsn, std::string_view bytes,
+                            std::chrono::milliseconds wait, bool queue_group = true) {
+    if (fenced) return ClientStatus(Code::kFenced, fence_reason);
+    if (start_lsn != stream_end)
+      return ClientStatus(Code::kInvalidArgument, "append at " + std::to_string(start_lsn) +
+                                                      " but the stream ends at " + std::to_string(stream_end));
+    auto room = [&] {
+      const Lsn f = std::min(frontier.load(), stream_end);
+      return fenced || stream_end - f == 0 || stream_end + bytes.size() - f <= cfg.max_inflight_bytes;
+    };
+    if (!room()) {
+      const auto t0 = rt->Now();
+      const bool got = cv.wait_until(l, t0 + wait, room);
+      Stats::Add(stats.window_wait_ns, Ns(t0, rt->Now()));
+      if (!got) return NoQuorumLocked("append (in-flight window full)");
+    }
+    if (fenced) return ClientStatus(Code::kFenced, fence_reason);
+    if (start_lsn != stream_end)  // another caller appended while we waited
+      return ClientStatus(Code::kInvalidArgument, "append at " + std::to_string(start_lsn) +
+                                                      " but the stream ends at " + std::to_string(stream_end));
+    for (std::size_t off = 0; off < bytes.size(); off += kChunk) {
+      const auto piece = bytes.substr(off, kChunk);
+      retained.emplace(stream_end, std::string(piece));
+      stream_end += piece.size();
+    }
+    Stats::Add(stats.appends, 1);
+    if (queue_group) QueueGroupLocked(stream_end);
+    if (tail.valid() && tail.block_lsn < stream_end) tail = repl::TailImage{};  // retired
+    return ClientStatus();
+  }
+  // A tail for block_lsn is taken only at the stream end (`end`: the end
+  // the stream will have), holding its data, never shrinking.
+  ClientStatus CheckTailLocked(Lsn block_lsn, Lsn end, std::string_view image, Lsn data_end) const {
+    if (block_lsn != end || data_end <= block_lsn || data_end - block_lsn > image.size() ||
+        image.size() > wire::kMaxTailImage)
+      return ClientStatus(Code::kInvalidArgument, "tail must start at the stream end and hold its data");
+    if (tail.valid() && tail.block_lsn == block_lsn && data_end < tail.data_end)
+      return ClientStatus(Code::kInvalidArgument, "tail data end went backwards");
+    return ClientStatus();
+  }
+  void SetTailLocked(Lsn block_lsn, std::string_view image, Lsn data_end) {
+    tail = repl::TailImage{epoch, block_lsn, data_end, std::string(image)};
+    ++tail_version;
+    Stats::Add(stats.tails, 1);
+    QueueGroupLocked(data_end);
+  }
+  void PumpAllLocked() {
+    for (std::size_t i = 0; i < n; ++i) PumpLocked(i);
+  }
+
   // ---- sending (lock held, never waits) ----
   void PumpLocked(std::size_t i) {
     NodeLink& nl = nodes[i];
@@ -478,6 +538,15 @@ struct LogClient::Impl {
       f.lsn2 = std::min(frontier.load(), stream_end);
       f.data = it->second.substr(off);
       if (want_written_acks.load(std::memory_order_relaxed)) f.u32a = wire::kAppendWantsWrittenAck;
+      // The last chunk carries the tail register when it is due: one
+      // message (and one fdatasync on the node) for a write that completed
+      // blocks and left a partial one.
+      const bool with_tail = it->first + it->second.size() == stream_end && tail.valid() &&
+                             tail.block_lsn == stream_end && nl.tail_sent != tail_version;
+      if (with_tail) {
+        f.u32a |= wire::kAppendCarriesTail;
+        f.tail = tail;
+      }
       // Up to a kChunk of redo: over the 32 KiB receive slot the AppendReq
       // goes by SendBulk, into the node's bulk ring (send_path.h).
       const Clock::time_point t0 = rt->Now();
@@ -486,6 +555,7 @@ struct LogClient::Impl {
       Stats::Add(stats.post_ns, Ns(t0, rt->Now()));
       if (!s.ok()) return;  // busy or closed: maintenance retries
       nl.sent = it->first + it->second.size();
+      if (with_tail) nl.tail_sent = tail_version;
     }
     if (tail.valid() && nl.tail_sent != tail_version) {
       Frame f;

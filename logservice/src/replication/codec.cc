@@ -124,8 +124,26 @@ void PutBody(Writer& w, const Frame& f) {
       w.U64(f.tail.valid() ? f.tail.data_end : 0);
       w.Bytes(f.tail.valid() ? std::string_view(f.tail.image) : std::string_view());
       break;
-    case MsgType::kAppendReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); w.U8(static_cast<std::uint8_t>(f.u32a)); break;
-    case MsgType::kAppendResp: w.U64(f.lsn); w.U64(f.lsn2); break;
+    case MsgType::kAppendReq:
+      w.U64(f.lsn);
+      w.U64(f.lsn2);
+      w.Bytes(f.data);
+      w.U8(static_cast<std::uint8_t>(f.u32a));
+      if (f.u32a & wire::kAppendCarriesTail) {
+        w.U64(f.tail.block_lsn);
+        w.U64(f.tail.data_end);
+        w.Bytes(f.tail.image);
+      }
+      break;
+    case MsgType::kAppendResp:
+      w.U64(f.lsn);
+      w.U64(f.lsn2);
+      w.U8(f.tail.valid() ? 1 : 0);
+      if (f.tail.valid()) {
+        w.U64(f.tail.block_lsn);
+        w.U64(f.tail.data_end);
+      }
+      break;
     case MsgType::kTailReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
     case MsgType::kTailResp: w.U64(f.lsn); w.U64(f.lsn2); w.U64(f.lsn3); break;
     case MsgType::kReadReq: w.U64(f.lsn); w.U32(f.u32a); w.U64(f.lsn3); break;
@@ -174,12 +192,26 @@ bool GetBody(Reader& r, Frame* f) {
     case MsgType::kAppendReq: {
       std::uint8_t flags = 0;
       if (!(r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&
-            f->lsn + f->data.size() > f->lsn && r.U8(&flags) && (flags & ~wire::kAppendWantsWrittenAck) == 0))
+            f->lsn + f->data.size() > f->lsn && r.U8(&flags) &&
+            (flags & ~(wire::kAppendWantsWrittenAck | wire::kAppendCarriesTail)) == 0))
         return false;
       f->u32a = flags;
-      return true;
+      if (!(flags & wire::kAppendCarriesTail)) return true;
+      // The register of the block that starts where this redo ends, holding
+      // data in its image: what a TailReq right after the append would carry.
+      TailImage& t = f->tail;
+      if (!r.U64(&t.block_lsn) || !r.U64(&t.data_end) || !r.Bytes(&t.image, wire::kMaxTailImage)) return false;
+      t.epoch = f->epoch;
+      return t.block_lsn == f->lsn + f->data.size() && t.data_end > t.block_lsn &&
+             t.data_end - t.block_lsn <= t.image.size();
     }
-    case MsgType::kAppendResp: return r.U64(&f->lsn) && r.U64(&f->lsn2);
+    case MsgType::kAppendResp: {
+      bool has_tail = false;
+      if (!r.U64(&f->lsn) || !r.U64(&f->lsn2) || !r.Bool(&has_tail)) return false;
+      if (!has_tail) return true;
+      f->tail.epoch = f->epoch;
+      return r.U64(&f->tail.block_lsn) && r.U64(&f->tail.data_end) && f->tail.data_end > f->tail.block_lsn;
+    }
     case MsgType::kTailReq:
       return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxTailImage) && f->lsn2 > f->lsn &&
              f->lsn2 - f->lsn <= f->data.size();

@@ -92,6 +92,9 @@ struct Frame {
   NodeState state;
   // SealReq: the recovered tail the node installs with the seal (block =
   // seal LSN, epoch = the seal's); invalid when the recovered log has none.
+  // AppendReq with kAppendCarriesTail: the register after the redo (epoch =
+  // the header's). AppendResp: the register the node holds (no image);
+  // invalid when the request carried none.
   TailImage tail;
 };
 

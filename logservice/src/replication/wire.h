@@ -31,8 +31,11 @@
 //                durable write (block = seal_lsn, epoch = the header's; data end 0 and no image: none;
 //                else seal_lsn < tail_data_end <= seal_lsn + image size)
 //   AppendReq    u64 start_lsn, u64 commit_lsn (writer's quorum frontier, a catch-up hint), bytes redo,
-//                u8 flags (kAppendWantsWrittenAck: reply once written too, before the fdatasync)
-//   AppendResp   u64 durable_lsn, u64 complete_lsn
+//                u8 flags (kAppendWantsWrittenAck: reply once written too, before the fdatasync;
+//                kAppendCarriesTail: the tail register follows, as a TailReq right after it would carry it),
+//                [u64 tail_block_lsn (= start_lsn + redo size), u64 tail_data_end, bytes tail_image]
+//   AppendResp   u64 durable_lsn, u64 complete_lsn, u8 has_tail,
+//                [u64 tail_block_lsn, u64 tail_data_end: the register the node holds, as in TailResp]
 //   TailReq      u64 block_lsn, u64 data_end, bytes image
 //   TailResp     u64 block_lsn, u64 data_end, u64 durable_lsn
 //   ReadReq      u64 from_lsn, u32 max_bytes, u64 seal_epoch (0: any; else the server must be sealed at it)
@@ -64,7 +67,9 @@ inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
 //    NodeState carries tail_anchored.
 // 4: NodeState carries was_member (a node that moved a damaged log aside);
 //    AppendReq carries flags (the written reply only when the writer asks).
-inline constexpr std::uint8_t kWireVersion = 4;
+// 5: AppendReq may carry the tail register and AppendResp answers for it
+//    (one message, one journal write and one fdatasync per commit per node).
+inline constexpr std::uint8_t kWireVersion = 5;
 
 inline constexpr std::size_t kMagicOffset = 0;
 inline constexpr std::size_t kVersionOffset = 4;
@@ -84,6 +89,10 @@ inline constexpr std::size_t kMaxRedoChunk = 256u << 10;      // one AppendReq /
 // innodb_flush_log_at_trx_commit=2 only; under =1 they are a message per
 // append per node that nobody waits for.
 inline constexpr std::uint32_t kAppendWantsWrittenAck = 1;
+// The tail block's register rides on the append whose redo ends where the
+// block starts: a commit that crossed a block boundary is one request, not
+// an AppendReq and a TailReq the node might sync in two batches.
+inline constexpr std::uint32_t kAppendCarriesTail = 2;
 inline constexpr std::size_t kMaxReadBytes = 1u << 20;        // all ranges of one ReadResp
 inline constexpr std::size_t kMaxTailImage = 64u << 10;
 inline constexpr std::size_t kMaxMetadata = 1u << 20;         // == kMaxCheckpointMetadata

@@ -253,7 +253,7 @@ struct Node::Impl {
       case MsgType::kPromiseReq: HandlePromise(req, &rep); break;
       case MsgType::kSealReq: HandleSeal(req, &rep); break;
       case MsgType::kAppendReq:
-        if (HandleAppend(req, &rep)) {
+        if (HandleAppend(req, &rep) && (!CarriesTail(req) || WriteTail(w, req.tail, &rep))) {
           StageAppend(w, started);
           if (req.u32a & wire::kAppendWantsWrittenAck) SendWrittenAck(w);
           std::lock_guard<std::mutex> l(q_mu);
@@ -433,6 +433,11 @@ struct Node::Impl {
     return sealed;
   }
 
+  static bool CarriesTail(const Frame& f) {
+    return f.type == MsgType::kAppendReq && (f.u32a & wire::kAppendCarriesTail) != 0;
+  }
+  static bool HasTail(const Work& w) { return w.frame.type == MsgType::kTailReq || CarriesTail(w.frame); }
+
   bool HandleAppend(const Frame& req, Frame* rep) {
     if (!CheckWriter(req, rep, true)) return false;
     auto t = log->Append(req.lsn, req.epoch, req.data);
@@ -487,7 +492,13 @@ struct Node::Impl {
   bool HandleTail(Work& w, Frame* rep) {
     const Frame& req = w.frame;
     if (!CheckWriter(req, rep, true)) return false;
-    repl::TailImage t{req.epoch, req.lsn, req.lsn2, req.data};
+    return WriteTail(w, repl::TailImage{req.epoch, req.lsn, req.lsn2, req.data}, rep);
+  }
+
+  // The register t into the journal (HandleTail, or an AppendReq that
+  // carries it after its blocks). True: written or kept back as below;
+  // w.tail_written says which.
+  bool WriteTail(Work& w, const repl::TailImage& t, Frame* rep) {
     repl::TailImage cur;
     {
       std::lock_guard<std::mutex> l(meta_mu);
@@ -525,16 +536,26 @@ struct Node::Impl {
   // record and with its fence checked: publish the register (what status
   // replies report and recoveries count) and answer with the one we hold.
   void FinishTailLocked(const Work& w, const LogFrontier& fr, Frame* rep) {
-    repl::TailImage t{w.frame.epoch, w.frame.lsn, w.frame.lsn2, w.frame.data};
+    PublishTailLocked(w, repl::TailImage{w.frame.epoch, w.frame.lsn, w.frame.lsn2, w.frame.data});
+    rep->lsn = meta.tail.block_lsn;
+    rep->lsn2 = meta.tail.data_end;
+    rep->lsn3 = fr.durable_lsn;
+  }
+  // The same for an AppendReq that carried the register: the AppendResp
+  // reports the durable and complete ends and the register held.
+  void FinishAppendWithTailLocked(const Work& w, const LogFrontier& fr, Frame* rep) {
+    PublishTailLocked(w, w.frame.tail);
+    rep->lsn = fr.durable_lsn;
+    rep->lsn2 = fr.complete_lsn;
+    rep->tail = repl::TailImage{meta.tail.epoch, meta.tail.block_lsn, meta.tail.data_end, {}};
+  }
+  void PublishTailLocked(const Work& w, repl::TailImage t) {
     if (w.tail_written && IsNewerTail(t, meta.tail)) {
       // Sealed in t's epoch: every block we hold or fill below it is that
       // writer's stream.
       meta.tail = std::move(t);
       meta.tail_anchored = true;
     }
-    rep->lsn = meta.tail.block_lsn;
-    rep->lsn2 = meta.tail.data_end;
-    rep->lsn3 = fr.durable_lsn;
   }
 
   void HandleRead(const Frame& req, Frame* rep) {
@@ -661,8 +682,7 @@ struct Node::Impl {
         // hold meta_save_mu), or the node_meta it saves would lack a register
         // acknowledged before it took effect.
         std::unique_lock<std::mutex> save(meta_save_mu, std::defer_lock);
-        if (std::any_of(batch.begin(), batch.end(), [](const Work& w) { return w.frame.type == MsgType::kTailReq; }))
-          save.lock();
+        if (std::any_of(batch.begin(), batch.end(), HasTail)) save.lock();
         std::lock_guard<std::mutex> l(meta_mu);
         promised = meta.promised_epoch;
         const LogFrontier fr = log->frontier();
@@ -672,6 +692,8 @@ struct Node::Impl {
             ++fenced;
           } else if (s.ok() && w.frame.type == MsgType::kTailReq) {
             FinishTailLocked(w, fr, &rep);
+          } else if (s.ok() && CarriesTail(w.frame)) {
+            FinishAppendWithTailLocked(w, fr, &rep);
           } else if (s.ok()) {
             rep.lsn = fr.durable_lsn;
             rep.lsn2 = fr.complete_lsn;

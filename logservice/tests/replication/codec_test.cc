@@ -27,8 +27,12 @@ Frame Populated(MsgType t) {
       f.lsn = 4096; f.lsn2 = 8192; f.u32a = 1; f.history = {{1, 0, 0}, {3, 4096, 4100}}; f.peers = {"tcp://a:1", "tcp://b:2"};
       f.tail = TailImage{42, 4096, 4100, std::string(512, 'r')};  // the header's epoch, at the seal LSN
       break;
-    case MsgType::kAppendReq: f.lsn = 512; f.lsn2 = 256; f.data = std::string(700, 'x'); f.u32a = wire::kAppendWantsWrittenAck; break;
-    case MsgType::kAppendResp: f.lsn = 1024; f.lsn2 = 2048; break;
+    case MsgType::kAppendReq:
+      f.lsn = 512; f.lsn2 = 256; f.data = std::string(1024, 'x');
+      f.u32a = wire::kAppendWantsWrittenAck | wire::kAppendCarriesTail;
+      f.tail = TailImage{42, 1536, 1600, std::string(512, 't')};  // the block after the redo
+      break;
+    case MsgType::kAppendResp: f.lsn = 1024; f.lsn2 = 2048; f.tail = TailImage{42, 1536, 1600, ""}; break;
     case MsgType::kTailReq: f.lsn = 1024; f.lsn2 = 1100; f.data = std::string(512, 't'); break;
     case MsgType::kTailResp: f.lsn = 1024; f.lsn2 = 1100; f.lsn3 = 1024; break;
     case MsgType::kReadReq: f.lsn = 7; f.u32a = 4096; f.lsn3 = 3; break;
@@ -122,8 +126,28 @@ TEST(Codec, CapsAndContractsAreEnforced) {
   f.lsn = ~0ull - 10;  // LSN overflow
   EXPECT_FALSE(Decode(Encode(f), &g).ok());
   f = Populated(MsgType::kAppendReq);
-  f.u32a = 2;  // an append flag this version does not know
+  f.u32a |= 4;  // an append flag this version does not know
   EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  // A carried tail must be the register of the block right after the redo,
+  // holding data.
+  f = Populated(MsgType::kAppendReq);
+  f.tail.block_lsn += 512;
+  f.tail.data_end += 512;
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kAppendReq);
+  f.tail.data_end = f.tail.block_lsn + f.tail.image.size() + 1;  // data end beyond the image
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kAppendReq);
+  f.tail.data_end = f.tail.block_lsn;  // empty tail
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kAppendReq);
+  f.tail.image = std::string(wire::kMaxTailImage + 1, 't');
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kAppendReq);  // without the flag, no tail is read
+  f.u32a = 0;
+  ASSERT_TRUE(Decode(Encode(f), &g).ok());
+  EXPECT_FALSE(g.tail.valid());
+
   f = Populated(MsgType::kTailReq);
   f.lsn2 = f.lsn + f.data.size() + 1;  // data end beyond the image
   EXPECT_FALSE(Decode(Encode(f), &g).ok());

@@ -390,6 +390,21 @@ void World::WriterLoop(Writer& w, LogClient& c, Lsn checkpoint) {
       const std::size_t before = w.model.size();
       w.model += GenBytes(w.gen, before, rng().Uniform(1, 3 * block_));
       const std::size_t full = (w.model.size() - stream_end) / block_ * block_;
+      if (full > 0 && w.model.size() > stream_end + full && rng().Chance(0.5)) {
+        // Blocks and the tail in one call (InnoDB's usual write): one
+        // message per node carries both.
+        std::string image = w.model.substr(stream_end + full);
+        image.resize(block_, '\0');
+        auto st = c.AppendWithTail(stream_end, std::string_view(w.model).substr(stream_end, full), image,
+                                   w.model.size(), Ms(1, 2000));
+        if (!st.ok()) {
+          w.model.resize(before);  // nothing was appended
+          if (fenced(st)) return;
+          continue;
+        }
+        stream_end += full;
+        continue;
+      }
       if (full > 0) {
         auto st = c.Append(stream_end, std::string_view(w.model).substr(stream_end, full), Ms(1, 2000));
         if (!st.ok()) {

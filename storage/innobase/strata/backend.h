@@ -128,6 +128,15 @@ class Backend {
   virtual Status append(std::uint64_t lsn, const void *blocks, std::size_t len) = 0;
   // The partial block at block_lsn (kBlockSize bytes) whose data ends at data_end.
   virtual Status put_tail(std::uint64_t block_lsn, const void *block, std::uint64_t data_end) = 0;
+  // append(lsn, blocks, len) then put_tail(lsn + len, tail, data_end), for
+  // a write that completed blocks and left a partial one; a backend that can
+  // make both durable together (the log service: one message and one
+  // fdatasync per node) overrides it.
+  virtual Status append_with_tail(std::uint64_t lsn, const void *blocks, std::size_t len, const void *tail,
+                                  std::uint64_t data_end) {
+    if (Status s = append(lsn, blocks, len); !s.ok()) return s;
+    return put_tail(lsn + len, tail, data_end);
+  }
   // Returns once durable_lsn() >= lsn (everything handed over before the call).
   virtual Status wait_durable(std::uint64_t lsn) = 0;
   // Returns once everything handed over below `lsn` survives a crash of this

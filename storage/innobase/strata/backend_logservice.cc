@@ -170,6 +170,23 @@ class LogServiceBackend final : public Backend {
     }
   }
 
+  // The tail goes with the blocks (LogClient::AppendWithTail) only at the
+  // stream end; a rewind (put_tail below) never follows an append.
+  Status append_with_tail(std::uint64_t lsn, const void *blocks, std::size_t len, const void *tail,
+                          std::uint64_t data_end) override {
+    if (writer_ == nullptr) return Status(Code::kInvalid, "append before acquire_writer");
+    if (Status s = start_stream_at(lsn); !s.ok()) return s;
+    const std::string_view bytes(static_cast<const char *>(blocks), len);
+    const std::string_view image(static_cast<const char *>(tail), kBlockSize);
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const auto s = writer_->AppendWithTail(lsn, bytes, image, data_end, std::chrono::seconds(5));
+      if (s.ok() || s.code() == ls::Code::kFenced || s.code() == ls::Code::kInvalidArgument)
+        return from(s);
+      if (!keep_waiting("append", s, start)) return from(s);
+    }
+  }
+
   Status put_tail(std::uint64_t block_lsn, const void *block, std::uint64_t data_end) override {
     if (writer_ == nullptr) return Status(Code::kInvalid, "put_tail before acquire_writer");
     if (block_lsn < writer_->stream_end() ||

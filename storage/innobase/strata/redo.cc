@@ -743,12 +743,20 @@ dberr_t write_blocks(log_t &log, byte *buf, size_t size, lsn_t start_lsn,
     written_acks = want_written;
   }
   const uint64_t handoff_start = now_ns();
-  if (full_end > start_lsn) {
+  if (full_end > start_lsn && end_lsn > full_end) {
+    /* Completed blocks and a partial one: handed over together, so each node
+    writes and syncs them as one. */
+    const Status s = g_backend->append_with_tail(
+        start_lsn, buf, full_end - start_lsn, buf + (full_end - start_lsn),
+        end_lsn);
+    if (!s.ok()) fatal("appending redo", s);
+    g_appends.fetch_add(1, std::memory_order_relaxed);
+    g_tail_puts.fetch_add(1, std::memory_order_relaxed);
+  } else if (full_end > start_lsn) {
     const Status s = g_backend->append(start_lsn, buf, full_end - start_lsn);
     if (!s.ok()) fatal("appending redo", s);
     g_appends.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (end_lsn > full_end) {
+  } else if (end_lsn > full_end) {
     const Status s = g_backend->put_tail(full_end, buf + (full_end - start_lsn), end_lsn);
     if (!s.ok()) fatal("writing the tail block", s);
     g_tail_puts.fetch_add(1, std::memory_order_relaxed);

@@ -224,6 +224,13 @@ class LogClient {
   // Sets the overwritable tail image for block_lsn == stream_end(); its
   // meaningful bytes end at data_end (block_lsn < data_end <= block_lsn + image.size()).
   ClientStatus PutTail(Lsn block_lsn, std::string_view image, Lsn data_end);
+  // Append(start_lsn, blocks) then PutTail(start_lsn + blocks.size(), image,
+  // data_end), as one call: each node gets them as one message, written to
+  // its journal together and made durable by one fdatasync (InnoDB's log
+  // writer: a write that completed blocks and left a partial one). The tail
+  // is checked first; on any error nothing was appended or set.
+  ClientStatus AppendWithTail(Lsn start_lsn, std::string_view blocks, std::string_view image, Lsn data_end,
+                              std::chrono::milliseconds wait = std::chrono::milliseconds(10000));
   // Blocks until durable_lsn() >= lsn, fenced, or timeout.
   ClientStatus WaitDurable(Lsn lsn, std::chrono::milliseconds timeout);
   // Below written_lsn() a write quorum of nodes holds the bytes in their log
