@@ -29,6 +29,8 @@ from strata_tools import paths, ports
 
 from . import client_machine as cm
 from . import report as rp
+from . import lock as bench_lock
+from . import stats as st
 from .plan import Plan, format_duration, group_points
 from .runner import BenchError, Interrupted, Progress, Runner, Signals
 from .scenarios import (LUA_DIR, PRESETS, SCENARIOS, PlanError, dataset, human_bytes, parse_size, preset,
@@ -232,32 +234,15 @@ def cmd_plan(args) -> int:
     return 0
 
 
-# One benchmark at a time on a machine: two would share its CPUs and both
-# would measure the other. Machine-wide, so separate checkouts queue too.
-BENCH_LOCK = Path(os.environ.get("STRATA_BENCH_LOCK", "/tmp/strata-bench.lock"))
-
-
-def wait_for_other_benchmarks(progress: Progress):
-    """Holds the machine's benchmark lock until this process exits."""
-    import fcntl
-    f = open(BENCH_LOCK, "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        holder = f.read().strip() or "another strata-bench"
-        progress.say(f"waiting for the benchmark that holds {BENCH_LOCK} ({holder}) to finish")
-        fcntl.flock(f, fcntl.LOCK_EX)
-    f.seek(0)
-    f.truncate()
-    f.write(f"pid {os.getpid()} in {paths.ROOT}\n")
-    f.flush()
-    return f
+def wait_for_other_benchmarks(progress: Progress, what: str = "strata-bench run"):
+    """Holds the machine's benchmark lock (lock.py) until this process exits."""
+    return bench_lock.hold(progress.say, what)
 
 
 def cmd_run(args, argv: list[str]) -> int:
     progress = Progress()
     plan, name = build_plan(args)
+    goals = st.parse_targets(args.target_ratio)
     lock = wait_for_other_benchmarks(progress)  # noqa: F841 (held until exit)
     client = open_client_machine(args.client_ssh, args.listen, progress) if args.client_ssh else None
     sysbench_bin = args.sysbench if client else check_sysbench(args.sysbench)
@@ -281,6 +266,7 @@ def cmd_run(args, argv: list[str]) -> int:
     runner = Runner(plan, factory, data_root, out_dir, args.port, sysbench_bin, progress,
                     client_policy=getattr(args, "client_policy", "normal"), client=client)
     meta = base_meta(plan, name, argv, options, args, client)
+    meta["target_ratios"] = [g.text() for g in goals]
     meta["servers"] = {t.spec: f"{server_version(t.flavor)} ({paths.server_build(t.flavor)})" for t in plan.targets}
     if limit_note:
         meta["notes"].append(limit_note)
@@ -325,7 +311,7 @@ def cmd_run(args, argv: list[str]) -> int:
     results = rp.read_csv(out_dir / "points.csv")
     if results:
         md, plots, warning = rp.write_page(results, meta, out_dir, Path(args.report) if args.report else None)
-        print(rp.text_table(results))
+        print(rp.text_table(results, goals))
         print(f"\nresults: {md}" + "".join(f"\nplot:    {p}" for p in plots)
               + (f"\npage:    {args.report}" if args.report else ""))
         if warning:
@@ -416,8 +402,11 @@ def cmd_report(args) -> int:
     meta = rp.load_meta(run_dir / "run.json")
     if args.title:
         meta["title"] = args.title
+    if args.target_ratio:
+        meta["target_ratios"] = [g.text() for g in st.parse_targets(args.target_ratio)]
+    goals = st.parse_targets(meta.get("target_ratios") or [])
     md, plots, warning = rp.write_page(results, meta, run_dir, Path(args.report) if args.report else None)
-    print(rp.text_table(results))
+    print(rp.text_table(results, goals))
     print(f"\nresults: {md}" + "".join(f"\nplot:    {p}" for p in plots)
           + (f"\npage:    {args.report}" if args.report else ""))
     if warning:
@@ -443,6 +432,13 @@ def cmd_clean(args) -> int:
     return 0
 
 
+def target_ratio_arg(p) -> None:
+    p.add_argument("--target-ratio", action="append", metavar="SCENARIO[@THREADS]=RATIO",
+                   help="a target for the ratio over the first target, e.g. write=0.8 or read-point@16=0.97 "
+                        "(* for every scenario; repeatable): the page says met / not met when the 95%% "
+                        "interval over rounds clears it, open when it holds it")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="scripts/strata-bench", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -459,7 +455,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--warmup", type=int, help="warm-up seconds per point")
         p.add_argument("--settle", type=int, help="pause between points, seconds")
         p.add_argument("--rounds", type=int, default=1,
-                       help="run every point N times (alternating targets); the report shows the median round")
+                       help="run every point N times (alternating targets); the report shows the mean over "
+                            "rounds with a 95%% interval (Student's t)")
         p.add_argument("--pool", help="InnoDB buffer pool: SIZE (3G) or PCT%% of RAM (default: the preset's)")
         p.add_argument("--set", action="append", metavar="OPT=VALUE", help="my.cnf setting for every target")
         p.add_argument("--client-policy", choices=("normal", "batch"), default="normal",
@@ -474,6 +471,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help=f"results folder (default {RESULTS_ROOT}/<time>-<preset>)")
     p.add_argument("--report", help="also write a results page there, e.g. docs/benchmarks/whitepaper-DATE.md")
     p.add_argument("--title", help="title of results.md / the report page")
+    target_ratio_arg(p)
     p.add_argument("--build", action="store_true", help="build missing servers with scripts/build-server")
     p.add_argument("--sysbench", default="sysbench", help="the sysbench program")
     p.add_argument("--client-ssh", metavar="DESTINATION",
@@ -493,6 +491,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir")
     p.add_argument("--report", help="also write a results page there")
     p.add_argument("--title")
+    target_ratio_arg(p)
 
     from . import commit_anatomy
     commit_anatomy.main_args(sub)
@@ -524,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "anatomy":
             from . import commit_anatomy
             return commit_anatomy.run(args, argv)
-    except (PlanError, BenchError) as e:
+    except (PlanError, BenchError, st.TargetError) as e:
         fail(str(e))
     except (Interrupted, KeyboardInterrupt):
         fail("interrupted", 130)
