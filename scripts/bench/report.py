@@ -565,6 +565,8 @@ def results_markdown(results: list[PointResult], meta: dict, plots: list[Path], 
         lines += ["### Every round", "",
                   "The samples behind the intervals above: each round's QPS per target and the ratio "
                   "measured within that round (the targets ran back to back):", "", per_round]
+    for section in meta.get("sections") or []:
+        lines += [section, ""]
     for p in plots:
         rel = os.path.relpath(p, page_dir)
         lines += [f"![{p.stem}]({rel})", ""]
@@ -580,7 +582,8 @@ def write_page(results: list[PointResult], meta: dict, out_dir: Path, page: Path
     """results.md and plots in out_dir; with `page`, also a copy of both next to it."""
     warning = None
     try:
-        plots = plot(results, out_dir)
+        plots = plot(results, out_dir) + [out_dir / name for name in meta.get("extra_plots") or []
+                                          if (out_dir / name).exists()]
     except PlotUnavailable as e:
         plots, warning = [], str(e)
     md = out_dir / "results.md"
