@@ -121,6 +121,10 @@ class AuditRunner(Runner):
         self._perf_data: Path | None = None
         self._csv = None
 
+    @property
+    def windows_per_step(self) -> int:
+        return len(self.policies)
+
     def run(self, csv, on_result=None):
         self._csv = csv
         return super().run(csv, on_result)

@@ -654,15 +654,19 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
     for w, t in points:
         by = {m: [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
               for m in modes}
-        mean = {m: sum(r["tps"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in modes}
-        p95 = {m: sum(r["p95_ms"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in modes}
-        a = mean.get("async", 0)
+        tps = {m: st.interval(r["tps"] for r in by[m]) for m in modes}
+        p95 = {m: st.interval(r["p95_ms"] for r in by[m]) for m in modes}
+        pairs = paired_rounds([r for r in results if r["workload"] == w and r["threads"] == t], modes)
 
-        def ratio(m):  # "-" without an async measurement to divide by
-            return f"{mean[m] / a:.2f}" if a else "-"
-        lines.append(f"| {w} | {t} | " + " | ".join(f"{mean[m]:.0f}" for m in modes) + " | "
+        def ratio(m):  # the mean of the per-round ratios; "-" without an async measurement to divide by
+            got = pairs.get((w, t, m))
+            return mean_ci([r for r, _ in got]) if got else "-"
+
+        def cell(iv, fmt):
+            return "-" if iv is None else (f"{iv.mean:{fmt}}" + (f" ± {iv.half:{fmt}}" if iv.n > 1 else ""))
+        lines.append(f"| {w} | {t} | " + " | ".join(cell(tps[m], ".0f") for m in modes) + " | "
                      + " | ".join(ratio(m) for m in modes if m != "async") + " | "
-                     + " | ".join(f"{p95[m]:.1f}" for m in modes) + " |")
+                     + " | ".join(cell(p95[m], ".1f") for m in modes) + " |")
     lines += round_ratios(results, modes, getattr(args, "goals", None))
     lines += ["", "Server-side numbers (means over rounds): commit waits (strong: from the wait histogram; "
               "semisync: average only), ack round trip (flagged event sent to ack read) and the replica's "

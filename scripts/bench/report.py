@@ -565,8 +565,8 @@ def results_markdown(results: list[PointResult], meta: dict, plots: list[Path], 
         lines += ["### Every round", "",
                   "The samples behind the intervals above: each round's QPS per target and the ratio "
                   "measured within that round (the targets ran back to back):", "", per_round]
-    for section in meta.get("sections") or []:
-        lines += [section, ""]
+    if meta.get("sections"):
+        lines += list(meta["sections"]) + [""]
     for p in plots:
         rel = os.path.relpath(p, page_dir)
         lines += [f"![{p.stem}]({rel})", ""]

@@ -232,6 +232,8 @@ def client_prefix(policy: str) -> list[str]:
 
 
 class Runner:
+    windows_per_step = 1   # sysbench windows per plan step (audit runs one per policy)
+
     def __init__(self, plan: Plan, factory: ServerFactory, data_root: Path, out_dir: Path, base_port: int,
                  sysbench_bin: str = "sysbench", progress: Progress | None = None,
                  prepare_threads: int | None = None, client_policy: str = "normal",
@@ -386,7 +388,7 @@ class Runner:
 
     def run_point(self, step: Step, srv: Server) -> PointResult:
         p = step.point
-        total = len(self.plan.steps())
+        total = len(self.plan.steps()) * self.windows_per_step
         ds_name = p.dataset.slug if p.dataset.kind == "fixed" else p.dataset.kind
         label = f"[{step.index + 1}/{total}] {step.target.spec} {p.scenario.name} {p.threads} thr {ds_name}"
         log = self.raw_dir / f"{step.index + 1:03d}-{p.dataset.slug}-{p.scenario.name}-{p.threads}-{step.target.slug}.txt"
