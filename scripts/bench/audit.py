@@ -17,7 +17,8 @@ verdict for --target-ratio. Two builds of the plugin compare as two targets
 that differ in plugin_dir (replaces audit_build_ab.sh: same mysqld, only the
 plugin changes).
 
---cycles also records `perf record -a -g` over each measured window and
+--cycles also records `perf record -a -g` over each measured window (from
+sysbench's warm-up checkpoint to its final report) and
 counts the share of all CPU samples that the audit code took (replaces
 audit_cycles.py): with the CPUs saturated, every cycle the audit code takes
 is a cycle the queries do not get, and a profile resolves a 2% cost in one
@@ -34,10 +35,13 @@ perf data and `perf script` output stay in raw/; shares go to cycles.csv.
 import collections
 import csv
 import dataclasses
+import os
+import signal
 import subprocess
 from pathlib import Path
 
 from . import stats as st
+from .cost import WindowWatch
 from .kind import Kind
 from .plan import Step
 from .runner import BenchError, Runner, kill_group
@@ -118,6 +122,7 @@ class AuditRunner(Runner):
         super().__init__(*a, **kw)
         self.cycle_rows: list[dict] = []
         self._perf = None
+        self._watch = None
         self._perf_data: Path | None = None
         self._csv = None
 
@@ -130,20 +135,34 @@ class AuditRunner(Runner):
         return super().run(csv, on_result)
 
     def on_point_line(self, step, srv, line):
-        if self.cycles and self._perf is None and "] Checkpoint report:" in line:
+        if not self.cycles:
+            return
+        if self._watch is None:
+            self._watch = WindowWatch(lambda: self._perf_toggle(step))
+        self._watch.line(line, 0.0)
+
+    def _perf_toggle(self, step) -> bool:
+        """At the warm-up checkpoint: start perf; when the final report starts: stop it (SIGINT, perf then
+        writes its file). perf takes a moment to start, so its profile lies inside the measured window."""
+        if self._perf is None:
             self._perf_data = self.raw_dir / f"perf-{step.index + 1:03d}.data"
             self._perf = subprocess.Popen(["perf", "record", "-a", "-g", "-F", "499", "-o", str(self._perf_data),
-                                           "--", "sleep", str(self.plan.seconds)],
+                                           "--", "sleep", str(self.plan.seconds + 600)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           start_new_session=True)
             self.started.procs.append(self._perf)
+        elif self._perf.poll() is None:
+            os.killpg(self._perf.pid, signal.SIGINT)
+        return True
 
     def _perf_done(self, step: Step, policy: str) -> None:
-        proc, self._perf = self._perf, None
+        proc, self._perf, self._watch = self._perf, None, None
         if proc is None:
             return
+        if proc.poll() is None:   # the window ended without a final report (a failed sysbench)
+            os.killpg(proc.pid, signal.SIGINT)
         try:
-            proc.wait(timeout=self.plan.seconds + 60)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             kill_group(proc)
         self.started.procs.remove(proc)
