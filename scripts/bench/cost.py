@@ -19,7 +19,7 @@ so a connection storm at 2,048 threads stays out of it) the runner reads
 Less sensitive to other load on the machine than QPS. The figures of every
 window go to costs.csv beside points.csv; the page gives each one's mean
 over rounds with its 95% interval, and the per-round ratio of mysqld's CPU
-per query to the first target's. (Replaces scripts/bench/cost_per_query.sh
+per query to the first target's. (Replaces the one-off cost_per_query.sh
 and cpu_per_query.sh.)
 """
 import csv

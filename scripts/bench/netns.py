@@ -9,7 +9,7 @@ the mechanics (addresses, account, ssh, clean-up), not the numbers. Root
 only; needs ip, ssh-keygen and sshd (`scripts/setup --bench`). Nothing
 outside DIR is touched: own host key, own authorized key, own ssh config.
 Set-up runs in order and `down` undoes it in reverse; a failing step is
-named with the command that failed. (Replaces scripts/bench/netns_client.sh.)
+named with the command that failed. (Replaces the one-off netns_client.sh.)
 """
 import os
 import shutil
