@@ -455,7 +455,7 @@ def _bars(plt, ds, scenarios, targets, colors):
                 top = max([top, ivs[i].high if ivs[i] else 0] + rounds)
             ax.set_ylim(0, (top or 1) * 1.3)
             for i, (b, v) in enumerate(zip(bars, vals)):
-                text = _fmt_qps(v) if which == "qps" else f"{v:.1f}"
+                text = _fmt_qps(v) if which == "qps" else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
                 if i > 0 and which == "qps" and ps.ratio[targets[i]] is not None:
                     text += "\n" + _ratio_text(ps.ratio[targets[i]], 2)
                 ax.annotate(text, (b.get_x() + b.get_width() / 2, top * 1.02), ha="center", va="bottom", fontsize=7)
