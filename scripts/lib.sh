@@ -56,7 +56,7 @@ require_free_gib() {
   avail=$(df --output=avail -B1G "$1" 2>/dev/null | tail -1 | tr -d ' ')
   [ -n "$avail" ] || return 0
   [ "$avail" -ge "$2" ] ||
-    die "$3 needs about $2 GB free in $1, only $avail GB are (df -h $1; benchmark data under $STRATA_BUILD/bench can go: scripts/strata-bench and scripts/bench/replication.py prepare it again)"
+    die "$3 needs about $2 GB free in $1, only $avail GB are (df -h $1; benchmark data under $STRATA_BUILD/bench can go: scripts/strata-bench and scripts/strata-bench replication prepare it again)"
 }
 
 # The tarball's cached location (or the override given by the user).

@@ -9,6 +9,16 @@
     scripts/strata-bench report .build/bench/results/<run>    rebuild table and plots
     scripts/strata-bench clean                                drop the prepared datasets
     scripts/strata-bench anatomy --threads 1,16,64 --rounds 3  one commit's latency by stage (issue 32)
+    scripts/strata-bench interleave --target fork --target fork:thread_handling=pool-of-threads --rounds 10
+                                  servers up side by side, short windows to each in turn
+    scripts/strata-bench cost --scenario read-point --threads 16 --rounds 3    CPU and switches per query
+    scripts/strata-bench audit --threads 16 --rounds 10 [--cycles]           audit ALL vs NONE at runtime
+    scripts/strata-bench replication --time 30 --rounds 2     async vs semisync vs strong sync, one replica
+    scripts/strata-bench client-netns up|down                 a stand-in client machine for --client-ssh
+
+Every page gives the mean over rounds with a 95% interval (Student's t;
+ratios per round) and says met / not met only for a --target-ratio that the
+interval clears. Runs keep sysbench's raw output, points.csv and plots.
 
 See docs/benchmarks/README.md. Bad input ends with one `error:` line and
 exit status 1; an interrupted run stops what it started and exits with 130.
@@ -29,7 +39,10 @@ from strata_tools import paths, ports
 
 from . import client_machine as cm
 from . import report as rp
+from . import lock as bench_lock
+from . import stats as st
 from .plan import Plan, format_duration, group_points
+from .kind import Kind
 from .runner import BenchError, Interrupted, Progress, Runner, Signals
 from .scenarios import (LUA_DIR, PRESETS, SCENARIOS, PlanError, dataset, human_bytes, parse_size, preset,
                         scenario)
@@ -232,33 +245,19 @@ def cmd_plan(args) -> int:
     return 0
 
 
-# One benchmark at a time on a machine: two would share its CPUs and both
-# would measure the other. Machine-wide, so separate checkouts queue too.
-BENCH_LOCK = Path(os.environ.get("STRATA_BENCH_LOCK", "/tmp/strata-bench.lock"))
+def wait_for_other_benchmarks(progress: Progress, what: str = "strata-bench run"):
+    """Holds the machine's benchmark lock (lock.py) until this process exits."""
+    return bench_lock.hold(progress.say, what)
 
 
-def wait_for_other_benchmarks(progress: Progress):
-    """Holds the machine's benchmark lock until this process exits."""
-    import fcntl
-    f = open(BENCH_LOCK, "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        holder = f.read().strip() or "another strata-bench"
-        progress.say(f"waiting for the benchmark that holds {BENCH_LOCK} ({holder}) to finish")
-        fcntl.flock(f, fcntl.LOCK_EX)
-    f.seek(0)
-    f.truncate()
-    f.write(f"pid {os.getpid()} in {paths.ROOT}\n")
-    f.flush()
-    return f
-
-
-def cmd_run(args, argv: list[str]) -> int:
+def cmd_run(args, argv: list[str], kind: Kind | None = None) -> int:
+    kind = kind or Kind()
     progress = Progress()
     plan, name = build_plan(args)
-    lock = wait_for_other_benchmarks(progress)  # noqa: F841 (held until exit)
+    if kind.name != "run":
+        name = f"{kind.name}-{name}"
+    goals = st.parse_targets(args.target_ratio)
+    lock = wait_for_other_benchmarks(progress, f"strata-bench {kind.name}")  # noqa: F841 (held until exit)
     client = open_client_machine(args.client_ssh, args.listen, progress) if args.client_ssh else None
     sysbench_bin = args.sysbench if client else check_sysbench(args.sysbench)
     needs = plan.needs()
@@ -278,9 +277,11 @@ def cmd_run(args, argv: list[str]) -> int:
     def factory(target, ds, home, port):
         return MysqldServer(target, ds, home, port, options)
 
-    runner = Runner(plan, factory, data_root, out_dir, args.port, sysbench_bin, progress,
-                    client_policy=getattr(args, "client_policy", "normal"), client=client)
+    runner = kind.runner_class(plan, factory, data_root, out_dir, args.port, sysbench_bin, progress,
+                               client_policy=getattr(args, "client_policy", "normal"), client=client)
     meta = base_meta(plan, name, argv, options, args, client)
+    meta["setup"] = list(kind.setup) + meta["setup"]
+    meta["target_ratios"] = [g.text() for g in goals]
     meta["servers"] = {t.spec: f"{server_version(t.flavor)} ({paths.server_build(t.flavor)})" for t in plan.targets}
     if limit_note:
         meta["notes"].append(limit_note)
@@ -321,11 +322,13 @@ def cmd_run(args, argv: list[str]) -> int:
     meta["datasets"] = dataset_lines(plan, runner.datasets_info)
     if status == 130:
         meta["notes"].append("the run was interrupted; the table holds the points measured before that")
+    meta["sections"] = kind.sections(runner, out_dir)
+    meta["extra_plots"] = [p.name for p in kind.plots]
     rp.save_meta(out_dir / "run.json", meta)
     results = rp.read_csv(out_dir / "points.csv")
     if results:
         md, plots, warning = rp.write_page(results, meta, out_dir, Path(args.report) if args.report else None)
-        print(rp.text_table(results))
+        print(rp.text_table(results, goals))
         print(f"\nresults: {md}" + "".join(f"\nplot:    {p}" for p in plots)
               + (f"\npage:    {args.report}" if args.report else ""))
         if warning:
@@ -416,8 +419,11 @@ def cmd_report(args) -> int:
     meta = rp.load_meta(run_dir / "run.json")
     if args.title:
         meta["title"] = args.title
+    if args.target_ratio:
+        meta["target_ratios"] = [g.text() for g in st.parse_targets(args.target_ratio)]
+    goals = st.parse_targets(meta.get("target_ratios") or [])
     md, plots, warning = rp.write_page(results, meta, run_dir, Path(args.report) if args.report else None)
-    print(rp.text_table(results))
+    print(rp.text_table(results, goals))
     print(f"\nresults: {md}" + "".join(f"\nplot:    {p}" for p in plots)
           + (f"\npage:    {args.report}" if args.report else ""))
     if warning:
@@ -443,6 +449,31 @@ def cmd_clean(args) -> int:
     return 0
 
 
+def target_ratio_arg(p) -> None:
+    p.add_argument("--target-ratio", action="append", metavar="SCENARIO[@THREADS]=RATIO",
+                   help="a target for the ratio over the first target, e.g. write=0.8 or read-point@16=0.97 "
+                        "(* for every scenario; repeatable): the page says met / not met when the 95%% "
+                        "interval over rounds clears it, open when it holds it")
+
+
+def run_args(p) -> None:
+    """Options of every subcommand that runs the plan: ports, results folder, page, sysbench, client."""
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"first loopback port (default {DEFAULT_PORT})")
+    p.add_argument("--out", help=f"results folder (default {RESULTS_ROOT}/<time>-<preset>)")
+    p.add_argument("--report", help="also write a results page there, e.g. docs/benchmarks/whitepaper-DATE.md")
+    p.add_argument("--title", help="title of results.md / the report page")
+    target_ratio_arg(p)
+    p.add_argument("--build", action="store_true", help="build missing servers with scripts/build-server")
+    p.add_argument("--sysbench", default="sysbench", help="the sysbench program")
+    p.add_argument("--client-ssh", metavar="DESTINATION",
+                   help="run sysbench on another machine, reached with `ssh DESTINATION` (key-based, sysbench "
+                        "1.0.20 installed there); the servers then also listen on this machine's address as "
+                        "that machine sees it, for the account strata_bench@<its address>")
+    p.add_argument("--listen", metavar="ADDRESS",
+                   help="with --client-ssh: the address the servers listen on for it, when the benchmark "
+                        "network is not the one ssh uses")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="scripts/strata-bench", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -459,7 +490,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--warmup", type=int, help="warm-up seconds per point")
         p.add_argument("--settle", type=int, help="pause between points, seconds")
         p.add_argument("--rounds", type=int, default=1,
-                       help="run every point N times (alternating targets); the report shows the median round")
+                       help="run every point N times (alternating targets); the report shows the mean over "
+                            "rounds with a 95%% interval (Student's t)")
         p.add_argument("--pool", help="InnoDB buffer pool: SIZE (3G) or PCT%% of RAM (default: the preset's)")
         p.add_argument("--set", action="append", metavar="OPT=VALUE", help="my.cnf setting for every target")
         p.add_argument("--client-policy", choices=("normal", "batch"), default="normal",
@@ -470,19 +502,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run a preset or a custom plan")
     plan_args(p)
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"first loopback port (default {DEFAULT_PORT})")
-    p.add_argument("--out", help=f"results folder (default {RESULTS_ROOT}/<time>-<preset>)")
-    p.add_argument("--report", help="also write a results page there, e.g. docs/benchmarks/whitepaper-DATE.md")
-    p.add_argument("--title", help="title of results.md / the report page")
-    p.add_argument("--build", action="store_true", help="build missing servers with scripts/build-server")
-    p.add_argument("--sysbench", default="sysbench", help="the sysbench program")
-    p.add_argument("--client-ssh", metavar="DESTINATION",
-                   help="run sysbench on another machine, reached with `ssh DESTINATION` (key-based, sysbench "
-                        "1.0.20 installed there); the servers then also listen on this machine's address as "
-                        "that machine sees it, for the account strata_bench@<its address>")
-    p.add_argument("--listen", metavar="ADDRESS",
-                   help="with --client-ssh: the address the servers listen on for it, when the benchmark "
-                        "network is not the one ssh uses")
+    run_args(p)
 
     p = sub.add_parser("plan", help="print what a run would do and how long it would take")
     plan_args(p)
@@ -493,14 +513,48 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir")
     p.add_argument("--report", help="also write a results page there")
     p.add_argument("--title")
+    target_ratio_arg(p)
 
-    from . import commit_anatomy
+    from . import audit, commit_anatomy, cost, interleave, netns, replication
     commit_anatomy.main_args(sub)
+    interleave.main_args(sub, plan_args, run_args)
+    cost.main_args(sub, plan_args, run_args)
+    audit.main_args(sub, plan_args, run_args)
+    replication.main_args(sub)
+    netns.main_args(sub)
 
     p = sub.add_parser("clean", help="remove prepared datasets")
     p.add_argument("--target", action="append", help="only these target folders (default: all)")
     p.add_argument("--data-dir", default=str(DATA_ROOT))
     return ap
+
+
+# Defaults of the subcommands that measure one thing at one concurrency (the old scripts' defaults).
+KIND_DEFAULTS = {"interleave": (["read-point"], ["128"]), "audit": (["read-point"], ["16"])}
+
+
+def kind_of(args) -> Kind:
+    """The Kind of a subcommand built on the plan runner, its defaults filled in `args`."""
+    scenario, threads = KIND_DEFAULTS.get(args.command, (None, None))
+    if scenario and not args.scenario:
+        args.scenario = scenario
+        args.threads = args.threads or threads
+    if args.command == "interleave":
+        from .interleave import Interleave
+        return Interleave()
+    if args.command == "cost":
+        from .cost import CostKind
+        if args.client_ssh:
+            raise PlanError("cost reads sysbench's CPU from /proc here: run it without --client-ssh")
+        if (args.warmup if args.warmup is not None else 1) < 1:
+            raise PlanError("cost measures from sysbench's warm-up checkpoint: --warmup must be at least 1")
+        return CostKind()
+    from . import audit
+    from .tools import require
+    if args.cycles:
+        require("perf")
+    args.target = args.target or [audit.DEFAULT_TARGET]
+    return audit.AuditKind(audit.parse_policies(args.policies), args.cycles, st.parse_targets(args.target_ratio))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -524,7 +578,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "anatomy":
             from . import commit_anatomy
             return commit_anatomy.run(args, argv)
-    except (PlanError, BenchError) as e:
+        if args.command in ("interleave", "cost", "audit"):
+            return cmd_run(args, argv, kind_of(args))
+        if args.command == "replication":
+            from . import replication
+            return replication.run(args, argv)
+        if args.command == "client-netns":
+            from . import netns
+            return netns.run(args)
+    except (PlanError, BenchError, st.TargetError) as e:
         fail(str(e))
     except (Interrupted, KeyboardInterrupt):
         fail("interrupted", 130)

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from strata_tools import paths, ports
 
+from . import lock as bench_lock
 from .runner import BenchError
 from .scenarios import LUA_DIR
 from .servers import MysqldServer, check_build, server_version
@@ -346,6 +347,7 @@ def prepare(t: Target) -> None:
 def run(args, argv: list[str]) -> int:
     specs = args.target or DEFAULT_TARGETS
     targets_ = parse_targets(specs, paths.SERVER_BUILDS)
+    lock = bench_lock.hold(lambda m: print(m, flush=True), "strata-bench anatomy")  # noqa: F841 (held until exit)
     threads = [int(x) for part in (args.threads or ["1,16,64"]) for x in part.split(",") if x.strip()]
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     out = Path(args.out) if args.out else paths.BUILD / "bench" / "results" / f"anatomy-{date}-{int(time.time())}"

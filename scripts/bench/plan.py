@@ -144,7 +144,7 @@ class Plan:
                          f"prepared statements would not start within sysbench's fixed 30 s")
         lines.append(f"each point: {self.warmup}s warm-up + {self.seconds}s measured"
                      + (f" + {self.settle}s pause" if self.settle else "")
-                     + (f"; {self.rounds} rounds, the report shows each target's median-QPS round"
+                     + (f"; {self.rounds} rounds, the report shows the mean over rounds with a 95% interval"
                         if self.rounds > 1 else ""))
         return lines
 

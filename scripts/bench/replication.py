@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
-"""Strong sync vs upstream semisync vs async replication, in one run (issue 8, benchmark b).
+"""strata-bench replication: strong sync vs upstream semisync vs async, in one run (issue 8, benchmark b).
 
-    python3 scripts/bench/replication.py --time 30 --report docs/benchmarks/strong-sync-DATE.md
+    scripts/strata-bench replication --time 30 --report docs/benchmarks/strong-sync-DATE.md
 
 Starts a source and one replica of the fork on loopback (ports --port and
 --port + 1, default 15000/15001; homes under --dir), GTID auto-position,
@@ -63,32 +62,41 @@ N-th round: the windows of a round then run back to back, a few seconds
 apart instead of a minute, which matters on a VM whose speed drifts 10-20%
 over minutes (short --time, many rounds). The report has every measurement,
 the mean per mode and the ratio to async, the ratios per round with their
-median and mean, the same ratios normalised by the VM's speed in each window
+mean, the same ratios normalised by the VM's speed in each window
 (sysbench's CPU per transaction; see paired_rounds for its blind spot), the
 load average before each measurement, and the strong-sync waits per
-transaction. --pool-results pools the rounds of several runs' --results
-files. Binary logs are purged after each catch-up, so runs do not fill the
-disk.
+transaction. Means come with their 95% interval over rounds (Student's t,
+stats.py), as on every strata-bench page. --pool-results pools the rounds of
+several runs' results.jsonl files. Binary logs are purged after each
+catch-up, so runs do not fill the disk.
+
+Shared with the other subcommands: the benchmark lock (lock.py), the one
+sysbench runner (runner.run_sysbench: every window's raw output kept in the
+run folder's raw/), the server launcher (strata_tools.mysqld.MysqldInstance)
+and the statistics. The run folder (--out, default
+.build/bench/results/<time>-replication) holds raw/, results.jsonl (every
+measurement), windows.csv, report.md and plot-ratios.png.
 
 Ctrl-C stops the servers it started. Needs sysbench and the fork built
 (scripts/build-server fork).
 """
-import argparse
-import fcntl
+import csv
 import json
 import os
 import re
 import resource
-import statistics
-import subprocess
-import sys
+import shlex
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from strata_tools import paths  # noqa: E402
-from strata_tools.mysqld import MysqldInstance  # noqa: E402
-from bench.tools import require  # noqa: E402
+from strata_tools import paths
+from strata_tools.mysqld import MysqldInstance
+
+from . import lock as bench_lock
+from . import stats as st
+from . import sysbench as sb
+from .runner import BenchError, Started, kill_group, run_sysbench
+from .tools import require
 
 MODES = ("async", "semisync", "strong")
 UNORDERED = "-unordered"  # suffix: the mode with binlog_order_commits = OFF on the source
@@ -165,30 +173,15 @@ def source_options(pool: bool) -> dict:
                            "thread_handling": "pool-of-threads"})
 
 
-# The machine's benchmark lock, shared with scripts/strata-bench: one
-# benchmark at a time, a second one waits.
-BENCH_LOCK = Path(os.environ.get("STRATA_BENCH_LOCK", "/tmp/strata-bench.lock"))
-
-
 def settings(given: list[str], flag: str) -> list[tuple[str, str]]:
     """VAR=VALUE strings as (var, value), refusing anything that is not a plain name and value."""
     out = []
     for setting in given:
         var, _, value = setting.partition("=")
         if not re.fullmatch(r"[a-z_]+", var) or not re.fullmatch(r"[A-Za-z0-9_.]+", value):
-            raise SystemExit(f"{flag}: expected VAR=VALUE, got {setting!r}")
+            raise BenchError(f"{flag}: expected VAR=VALUE, got {setting!r}")
         out.append((var, value))
     return out
-
-
-def take_bench_lock():
-    f = open(BENCH_LOCK, "a")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        say(f"another benchmark holds {BENCH_LOCK}; waiting for it to finish")
-        fcntl.flock(f, fcntl.LOCK_EX)
-    return f
 
 
 def say(msg: str) -> None:
@@ -258,25 +251,32 @@ def catch_up(src: MysqldInstance, rep: MysqldInstance) -> None:
         inst.sql("PURGE BINARY LOGS BEFORE NOW()")
 
 
+# Processes this run started (sysbench), stopped by the clean-up if the run is interrupted.
+STARTED = Started()
+
+
 def sysbench(workload: str, port: int, args, threads: int, command: str) -> str:
-    argv = ["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-            "--mysql-user=root", "--mysql-password=", "--mysql-db=sbtest", f"--tables={args.tables}",
-            f"--table-size={args.table_size}", f"--threads={threads}", f"--time={args.time}",
-            "--report-interval=0", "--percentile=95", "--rand-type=uniform", command]
-    out = subprocess.run(argv, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"sysbench {workload} {command} failed: {out.stderr.strip()[-500:]}")
-    return out.stdout
+    """One sysbench run through the shared runner; its output is kept in the run folder's raw/."""
+    conn = sb.Connection("127.0.0.1", port)
+    argv = [getattr(args, "sysbench", "sysbench"), *sb.base_args(workload, conn, args.tables, args.table_size),
+            f"--threads={threads}", f"--time={args.time}", "--report-interval=0", "--percentile=95",
+            "--rand-type=uniform", command]
+    args.window_seq = getattr(args, "window_seq", 0) + 1
+    log = Path(args.raw_dir) / f"{args.window_seq:03d}-{workload}-{threads}-{getattr(args, 'window_mode', command)}.txt"
+    run = run_sysbench(argv, log, None, time.monotonic() + args.time + 600, STARTED)
+    if run.exit_code != 0:
+        why = sb.fatal_summary(run.output) or f"exit code {run.exit_code}"
+        raise BenchError(f"sysbench {workload} {command} failed: {why} (log: {log})")
+    return run.output
 
 
 def parse(out: str) -> dict:
-    def grab(pattern):
-        m = re.search(pattern, out, re.M)
-        return float(m.group(1)) if m else None
-    return {"tps": grab(r"transactions:\s+\d+\s+\(\s*([\d.]+) per sec"),
-            "qps": grab(r"queries:\s+\d+\s+\(\s*([\d.]+) per sec"),
-            "p95_ms": grab(r"95th percentile:\s+([\d.]+)"),
-            "errors": grab(r"ignored errors:\s+(\d+)")}
+    """tps, qps, p95 and ignored errors of a sysbench report (the shared parser, sysbench.py)."""
+    try:
+        rep = sb.parse_report(out)
+    except sb.ParseError:
+        return {"tps": None, "qps": None, "p95_ms": None, "errors": None}
+    return {"tps": rep.tps, "qps": rep.qps, "p95_ms": rep.p95_ms, "errors": rep.ignored_errors}
 
 
 def cpu_seconds(inst: MysqldInstance) -> float:
@@ -427,6 +427,7 @@ def measure(src, rep, mode, workload, threads, args, catch_up_before=True, apply
         if paused:
             rep.sql("STOP REPLICA SQL_THREAD")
     load = os.getloadavg()[0]
+    args.window_mode = re.sub(r"[^A-Za-z0-9_.=-]+", "_", mode)
     before = counters(src, rep)
     t0 = time.monotonic()
     failed = True
@@ -492,10 +493,10 @@ def client_us(r: dict):
     return (r.get("machine_us_per_txn") or {}).get("client") or None
 
 
-def mean_se(values: list[float]) -> str:
-    if len(values) < 2:
-        return f"{values[0]:.3f}"
-    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values) / len(values) ** 0.5:.3f}"
+def mean_ci(values: list[float]) -> str:
+    """Mean ± 95% half-interval (Student's t over the rounds), the statistic of every page."""
+    iv = st.interval(values)
+    return f"{iv.mean:.3f}" if iv.n < 2 else f"{iv.mean:.3f} ± {iv.half:.3f}"
 
 
 def paired_rounds(results: list[dict], modes: list[str]) -> dict:
@@ -529,37 +530,43 @@ def paired_rounds(results: list[dict], modes: list[str]) -> dict:
     return pairs
 
 
-def round_ratios(results: list[dict], modes: list[str]) -> list[str]:
-    """Per point and mode, the ratio to async of each round, in the order run, their median and
-    mean (one slow minute of the machine moves one ratio, not the median); then the same rounds
+def round_ratios(results: list[dict], modes: list[str], goals=None) -> list[str]:
+    """Per point and mode, the ratio to async of each round, in the order run, and their mean with
+    its 95% interval (Student's t over rounds); with goals, a verdict when it clears them; then the same rounds
     normalised by the VM's speed (paired_rounds): their spread is three to five times smaller,
     which shows how much of the raw spread is drift (see paired_rounds for what else it hides)."""
     if "async" not in modes or len(modes) < 2:
         return []
-    out = ["", "Per round, ratio to async (in the order run; median and mean ± standard error last):", ""]
+    out = ["", "Per round, ratio to async (in the order run; mean ± 95% half-interval last):", ""]
     normalised_lines = []
     pooled = {}
     for (w, t, m), pairs in paired_rounds(results, modes).items():
         ratios = [r for r, _ in pairs]
+        goal = st.target_for(goals or [], m, t) or st.target_for(goals or [], base_mode(m), t)
+        verdict = ""
+        if goal:
+            v = st.verdict(st.interval(ratios), goal.ratio)
+            verdict = {None: "; no interval", st.OPEN: f"; open (holds {goal.ratio:g})"}.get(
+                v, f"; {v} (≥ {goal.ratio:g})")
         out.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in ratios)
-                   + f" (median {statistics.median(ratios):.3f}, mean {mean_se(ratios)})")
+                   + f" (mean {mean_ci(ratios)}{verdict})")
         normalised = [n for _, n in pairs if n is not None]
         if normalised and len(normalised) == len(ratios):
             pooled.setdefault(m, []).extend(normalised)
             normalised_lines.append(f"- {w} {t} {m}/async: " + ", ".join(f"{v:.2f}" for v in normalised)
-                                    + f" (median {statistics.median(normalised):.3f}, mean {mean_se(normalised)})")
+                                    + f" (mean {mean_ci(normalised)})")
     if normalised_lines:
         out += ["", "The same rounds normalised by the VM's speed in each window (ratio x sysbench's "
                 "CPU per transaction in the mode's window / in async's). This shows how much of the spread "
                 "is the VM's drift; it also hides what a mode costs the whole machine (sysbench included), "
                 "so judge by the raw means:", ""] + normalised_lines
-        out += [f"- all points, {m}/async: mean {mean_se(v)} over {len(v)} rounds" for m, v in pooled.items()]
+        out += [f"- all points, {m}/async: mean {mean_ci(v)} over {len(v)} rounds" for m, v in pooled.items()]
     return out
 
 
 def pooled_rounds(files: list[Path], only: set[str]) -> list[str]:
     """The rounds of several runs (--results files) pooled by point and mode: a markdown table of
-    rounds, raw mean, normalised mean ± se and median. Each file's rounds are paired within that
+    rounds, raw mean and normalised mean, each ± its 95% half-interval. Each file's rounds are paired within that
     file (its own modes, in the order first run); only the modes in `only` are pooled, so runs
     with extra modes (a setting under test) add their plain rounds."""
     by_point, overall = {}, {}
@@ -570,14 +577,13 @@ def pooled_rounds(files: list[Path], only: set[str]) -> list[str]:
             if m in only:
                 by_point.setdefault((w, t, m), []).extend(pairs)
                 overall.setdefault(("all", 0, m), []).extend(pairs)
-    lines = ["| point | mode | rounds | raw mean ± se | normalised mean ± se (median) |",
+    lines = ["| point | mode | rounds | raw mean ± 95% | normalised mean ± 95% |",
              "| --- | --- | --- | --- | --- |"]
     for (w, t, m), pairs in sorted(by_point.items()) + sorted(overall.items()):
         raw = [r for r, _ in pairs]
         normalised = [n for _, n in pairs if n is not None]
-        cell = (f"{mean_se(normalised)} ({statistics.median(normalised):.3f})"
-                if len(normalised) == len(raw) else "-")
-        lines.append(f"| {w}{f' {t}' if t else ''} | {m}/async | {len(raw)} | {mean_se(raw)} | {cell} |")
+        cell = mean_ci(normalised) if len(normalised) == len(raw) else "-"
+        lines.append(f"| {w}{f' {t}' if t else ''} | {m}/async | {len(raw)} | {mean_ci(raw)} | {cell} |")
     return lines
 
 
@@ -648,16 +654,20 @@ def report(results: list[dict], args, command: str, started: str, load_start) ->
     for w, t in points:
         by = {m: [r for r in results if r["workload"] == w and r["threads"] == t and r["mode"] == m]
               for m in modes}
-        mean = {m: sum(r["tps"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in modes}
-        p95 = {m: sum(r["p95_ms"] or 0 for r in by[m]) / len(by[m]) if by[m] else 0 for m in modes}
-        a = mean.get("async", 0)
+        tps = {m: st.interval(r["tps"] for r in by[m]) for m in modes}
+        p95 = {m: st.interval(r["p95_ms"] for r in by[m]) for m in modes}
+        pairs = paired_rounds([r for r in results if r["workload"] == w and r["threads"] == t], modes)
 
-        def ratio(m):  # "-" without an async measurement to divide by
-            return f"{mean[m] / a:.2f}" if a else "-"
-        lines.append(f"| {w} | {t} | " + " | ".join(f"{mean[m]:.0f}" for m in modes) + " | "
+        def ratio(m):  # the mean of the per-round ratios; "-" without an async measurement to divide by
+            got = pairs.get((w, t, m))
+            return mean_ci([r for r, _ in got]) if got else "-"
+
+        def cell(iv, fmt):
+            return "-" if iv is None else (f"{iv.mean:{fmt}}" + (f" ± {iv.half:{fmt}}" if iv.n > 1 else ""))
+        lines.append(f"| {w} | {t} | " + " | ".join(cell(tps[m], ".0f") for m in modes) + " | "
                      + " | ".join(ratio(m) for m in modes if m != "async") + " | "
-                     + " | ".join(f"{p95[m]:.1f}" for m in modes) + " |")
-    lines += round_ratios(results, modes)
+                     + " | ".join(cell(p95[m], ".1f") for m in modes) + " |")
+    lines += round_ratios(results, modes, getattr(args, "goals", None))
     lines += ["", "Server-side numbers (means over rounds): commit waits (strong: from the wait histogram; "
               "semisync: average only), ack round trip (flagged event sent to ack read) and the replica's "
               "share of it (flagged event read to ack sent), mysqld CPU per transaction:", "",
@@ -701,8 +711,68 @@ def catch_up_points(windows: int, per_round: int, every: int) -> set[int]:
     return set(range(0, windows, every * per_round))
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+WINDOW_COLUMNS = ["seq", "workload", "threads", "mode", "tps", "qps", "p95_ms", "errors", "load1", "seconds",
+                  "source_cpu_us_per_txn", "replica_cpu_us_per_txn", "waits_per_txn", "wait_us_per_wait",
+                  "ack_rtt_us"]
+
+
+def write_windows_csv(path: Path, results: list[dict]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=WINDOW_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for i, r in enumerate(results, 1):
+            w.writerow(dict(r, seq=i))
+
+
+def plot_ratios(results: list[dict], modes: list[str], path: Path) -> Path | None:
+    """Per point and mode: each round's ratio to async (dots) and their mean with its 95% interval."""
+    from . import report as rp
+    pairs = paired_rounds(results, modes)
+    if not pairs:
+        return None
+    plt = rp.pyplot()
+    keys = list(pairs)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(keys)), 4.2))
+    for i, key in enumerate(keys):
+        ratios = [r for r, _ in pairs[key]]
+        iv = st.interval(ratios)
+        ax.scatter([i] * len(ratios), ratios, s=12, color="black", alpha=0.5, zorder=3)
+        ax.errorbar([i], [iv.mean], yerr=[iv.half if iv.n > 1 else 0], fmt="o", capsize=6,
+                    color=rp.COLORS[modes.index(key[2]) % len(rp.COLORS)])
+    ax.axhline(1.0, color="grey", linewidth=1)
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels([f"{w}\n{t} thr\n{m}" for w, t, m in keys], fontsize=7)
+    ax.set_ylabel("tps / async (same round)")
+    ax.set_title("ratio to async per round: mean, 95% interval, rounds")
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def check_args(args, argv: list[str]) -> None:
+    bad = [m for m in args.modes.split(",") if not valid_mode(m)]
+    if bad:
+        raise BenchError(f"--modes: unknown mode(s) {', '.join(bad)}")
+    if any(mode_parts(m)[1] for m in args.modes.split(",")) and any(
+            s.startswith("binlog_order_commits") for s in args.source_set):
+        raise BenchError("--source-set binlog_order_commits conflicts with -unordered modes")
+    if any(s.startswith("strata_sync_source_wait_point") for s in args.source_set):
+        raise BenchError("--source-set strata_sync_source_wait_point: use the -aftercommit modes "
+                         "(strong modes set the wait point themselves)")
+    if args.catch_up_every != 1 and args.replica_applier != "paused":
+        raise BenchError("--catch-up-every needs --replica-applier paused (a running applier applies as it goes)")
+    if args.port < 15000:
+        raise BenchError("--port must be >= 15000 (lower ports belong to other benchmarks)")
+    if args.rounds < 1 or args.time < 1:
+        raise BenchError("--rounds and --time must be at least 1")
+
+
+def main_args(sub) -> None:
+    ap = sub.add_parser("replication", help="async vs semisync vs strong sync with one replica "
+                                            "(replaces scripts/bench/replication.py)",
+                        description=__doc__.split("\n\n")[0])
     ap.add_argument("--time", type=int, default=30, help="seconds per measurement (default 30)")
     ap.add_argument("--threads", default="64,256")
     ap.add_argument("--workloads", default="oltp_write_only,oltp_update_non_index")
@@ -733,41 +803,43 @@ def main() -> int:
     ap.add_argument("--tables", type=int, default=10)
     ap.add_argument("--table-size", type=int, default=25000)
     ap.add_argument("--port", type=int, default=15000, help="source port; the replica uses port + 1")
-    ap.add_argument("--dir", type=Path, default=paths.BUILD / "bench" / "replication")
-    ap.add_argument("--results", type=Path, help="also write every measurement as JSON lines here")
-    ap.add_argument("--report", type=Path, help="write the markdown tables here")
+    ap.add_argument("--dir", type=Path, default=paths.BUILD / "bench" / "replication",
+                    help="the servers' homes (kept between runs, with the prepared tables)")
+    ap.add_argument("--out", type=Path, help="run folder (default .build/bench/results/<time>-replication)")
+    ap.add_argument("--results", type=Path, help="also append every measurement as JSON lines here")
+    ap.add_argument("--report", type=Path, help="also write the markdown page here")
+    ap.add_argument("--target-ratio", action="append", metavar="MODE[@THREADS]=RATIO",
+                    help="a target for a mode's tps over async's, e.g. strong=0.95: met / not met when the "
+                         "95%% interval over rounds clears it")
+    ap.add_argument("--sysbench", default="sysbench", help="the sysbench program")
     ap.add_argument("--pool-results", type=Path, nargs="+", metavar="FILE",
-                    help="start no server: pool the rounds of earlier runs' --results files by point and "
+                    help="start no server: pool the rounds of earlier runs' results.jsonl files by point and "
                          "mode (those of --modes but async; semisync,strong unless given) and print the table")
-    args = ap.parse_args()
+
+
+def run(args, argv: list[str]) -> int:
     if args.pool_results:
-        given = "--modes" in sys.argv or any(a.startswith("--modes=") for a in sys.argv)
+        given = "--modes" in argv or any(a.startswith("--modes=") for a in argv)
         only = set(args.modes.split(",")) if given else {"semisync", "strong"}
         print("\n".join(pooled_rounds(args.pool_results, only - {"async"})))
         return 0
-    bad = [m for m in args.modes.split(",") if not valid_mode(m)]
-    if bad:
-        ap.error(f"--modes: unknown mode(s) {', '.join(bad)}")
-    if any(mode_parts(m)[1] for m in args.modes.split(",")) and any(
-            s.startswith("binlog_order_commits") for s in args.source_set):
-        ap.error("--source-set binlog_order_commits conflicts with -unordered modes")
-    if any(s.startswith("strata_sync_source_wait_point") for s in args.source_set):
-        ap.error("--source-set strata_sync_source_wait_point: use the -aftercommit modes "
-                 "(strong modes set the wait point themselves)")
-    if args.catch_up_every != 1 and args.replica_applier != "paused":
-        ap.error("--catch-up-every needs --replica-applier paused (a running applier applies as it goes)")
-    if args.port < 15000:
-        ap.error("--port must be >= 15000 (lower ports belong to other benchmarks)")
+    check_args(args, argv)
+    args.goals = st.parse_targets(args.target_ratio)
     require("sysbench")
 
-    lock = take_bench_lock()  # noqa: F841 (held until exit)
+    lock = bench_lock.hold(say, "strata-bench replication")  # noqa: F841 (held until exit)
+    out = args.out or paths.BUILD / "bench" / "results" / f"{time.strftime('%Y%m%d-%H%M%S')}-replication"
+    args.raw_dir = out / "raw"
+    args.raw_dir.mkdir(parents=True, exist_ok=True)
+    results_file = out / "results.jsonl"
     build = paths.server_build("fork")
     src = MysqldInstance("source", build, args.dir / "source", args.port, source_options(args.source_pool))
     rep = MysqldInstance("replica", build, args.dir / "replica", args.port + 1, REPLICA)
-    command = "python3 scripts/bench/replication.py " + " ".join(sys.argv[1:])
+    command = "scripts/strata-bench " + shlex.join(argv)
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     load_start = os.getloadavg()  # after the lock: no other benchmark runs
     results = []
+    say(f"strata-bench replication: results in {out}")
     try:
         for inst in (src, rep):
             say(f"starting {inst.name} on 127.0.0.1:{inst.port}")
@@ -800,20 +872,32 @@ def main() -> int:
                     results.append(measure(src, rep, mode, workload, threads, args,
                                            catch_up_before=i in catches,
                                            apply_after=i + 1 in catches or i + 1 == len(windows)))
-                    if args.results:
-                        with open(args.results, "a") as f:
+                    for path in filter(None, (results_file, args.results)):
+                        with open(path, "a") as f:
                             f.write(json.dumps(results[-1]) + "\n")
         set_mode(src, rep, "async", per_mode_defaults=args.per_mode_defaults)
     finally:
+        for proc in list(STARTED.procs):
+            kill_group(proc, grace=2.0)
         for inst in (rep, src):
             say(f"stopping {inst.name}: {inst.stop(grace_seconds=300)}")
     text = report(results, args, command, started, load_start)
+    write_windows_csv(out / "windows.csv", results)
+    try:
+        plot = plot_ratios(results, args.modes.split(","), out / "plot-ratios.png")
+    except Exception as e:  # matplotlib missing: the tables are the record
+        plot = None
+        say(f"warning: plot skipped: {e}")
+    if plot:
+        text += "\n![ratios to async](plot-ratios.png)\n\nRaw sysbench output of every window: `raw/`.\n"
+    (out / "report.md").write_text(text)
     print(text)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
+        if plot:
+            import shutil
+            shutil.copyfile(plot, args.report.parent / f"{args.report.stem}-plot-ratios.png")
+            text = text.replace("(plot-ratios.png)", f"({args.report.stem}-plot-ratios.png)")
         args.report.write_text(text)
+    print(f"results: {out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

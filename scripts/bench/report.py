@@ -7,7 +7,11 @@ the CSV plus run.json, and `strata-bench report DIR` rebuilds it.
 
 Figures are copied from sysbench's final report unchanged (QPS and TPS as
 printed; p99 as printed; p95 from the printed histogram, see sysbench.py).
-Ratios are QPS of a target over QPS of the first target (the baseline).
+A point that ran several rounds shows the mean over its rounds with a 95%
+interval (stats.py: Student's t); its ratio is the mean of the per-round
+ratios of a target's QPS over the first target's (the baseline), and a
+verdict appears only for a --target-ratio and only when the interval clears
+it. Plots draw the means, the intervals as error bars and every round.
 """
 import csv
 import json
@@ -19,6 +23,8 @@ import subprocess
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from . import stats as st
 
 
 @dataclass
@@ -132,23 +138,113 @@ def grouped(results: list[PointResult]) -> tuple[list[str], "OrderedDict[tuple, 
     return targets, groups
 
 
+@dataclass
+class PointStats:
+    """One point (dataset, scenario, threads) over its rounds: the mean and 95% interval of each
+    target's QPS, TPS, p95 and p99, and of each target's per-round ratio to the baseline."""
+    qps: dict            # target -> Interval | None
+    tps: dict
+    p95: dict
+    p99: dict
+    ratio: dict          # non-baseline target -> Interval | None (per-round QPS ratios)
+    runs: dict           # target -> [PointResult] in round order
+    ok: dict             # target -> [PointResult] that succeeded
+
+    def failed(self, t: str) -> list[PointResult]:
+        return [r for r in self.runs.get(t, []) if r.status != "ok"]
+
+
+def _is_ok(r: PointResult | None) -> bool:
+    return r is not None and r.status == "ok" and r.qps is not None
+
+
+def round_pairs(per_target: dict, base: str, t: str) -> list[float]:
+    """QPS ratios t / base within each round (the i-th run of each): only rounds both measured."""
+    a, b = per_target.get(t, []), per_target.get(base, [])
+    return [x.qps / y.qps for x, y in zip(a, b) if _is_ok(x) and _is_ok(y) and y.qps]
+
+
+def point_stats(per_target: dict, targets: list[str]) -> PointStats:
+    ok = {t: [r for r in per_target.get(t, []) if _is_ok(r)] for t in targets}
+    base = targets[0]
+    return PointStats(
+        qps={t: st.interval(r.qps for r in ok[t]) for t in targets},
+        tps={t: st.interval(r.tps for r in ok[t]) for t in targets},
+        p95={t: st.interval(r.p95_ms for r in ok[t]) for t in targets},
+        p99={t: st.interval(r.p99_ms for r in ok[t]) for t in targets},
+        ratio={t: st.interval(round_pairs(per_target, base, t)) for t in targets[1:]},
+        runs={t: list(per_target.get(t, [])) for t in targets}, ok=ok)
+
+
 def summary(rows: list[PointResult]) -> PointResult | None:
-    """One row per (point, target); with several rounds, the run with the median QPS."""
-    ok = [r for r in rows if r.status == "ok" and r.qps is not None]
-    if not ok:
-        return rows[-1] if rows else None
-    ok.sort(key=lambda r: r.qps)
-    return ok[len(ok) // 2]
+    """The last successful run of a point on one target (for its error counts), else its last run."""
+    ok = [r for r in rows if _is_ok(r)]
+    return ok[-1] if ok else (rows[-1] if rows else None)
 
 
-def markdown_table(results: list[PointResult]) -> str:
+def _iv(iv, fmt) -> str:
+    if iv is None:
+        return "-"
+    if iv.n < 2:
+        return fmt(iv.mean)
+    return f"{fmt(iv.mean)} ± {fmt(iv.half)}"
+
+
+def _ratio_text(iv, digits: int = 3) -> str:
+    if iv is None:
+        return "-"
+    return f"{iv.mean:.{digits}f}x" + (f" ± {iv.half:.{digits}f}" if iv.n >= 2 else "")
+
+
+def _verdict_text(iv, target) -> str:
+    v = st.verdict(iv, target.ratio)
+    if v is None:
+        return f"no interval (≥ {target.ratio:g}: one round)"
+    if v == st.OPEN:
+        return f"open (interval holds {target.ratio:g})"
+    return f"{v} (≥ {target.ratio:g})"
+
+
+def verdicts(results: list[PointResult], targets_: list) -> list[tuple[str, str, int, str, object, str]]:
+    """(scenario, dataset, threads, target, ratio interval, verdict text) for every point a
+    --target-ratio applies to, per non-baseline target."""
+    targets, groups = grouped(results)
+    out = []
+    for (ds, sc, thr), per_target in groups.items():
+        goal = st.target_for(targets_, sc, thr)
+        if goal is None:
+            continue
+        ps = point_stats(per_target, targets)
+        for t in targets[1:]:
+            out.append((sc, ds, thr, t, ps.ratio[t], _verdict_text(ps.ratio[t], goal)))
+    return out
+
+
+def _cell(ps: PointStats, t: str, which: str, fmt) -> str:
+    iv = getattr(ps, which)[t]
+    if iv is not None:
+        return _iv(iv, fmt)
+    runs = ps.runs.get(t) or []
+    return runs[-1].status if runs else "-"
+
+
+def _rounds_note(ps: PointStats, t: str) -> str:
+    n_ok, n = len(ps.ok[t]), len(ps.runs.get(t, []))
+    return "" if n_ok == n else f"{t}: {n - n_ok} of {n} rounds failed"
+
+
+def markdown_table(results: list[PointResult], targets_: list | None = None) -> str:
+    """One row per point: mean ± 95% half-interval over rounds (Student's t) of every figure;
+    ratios are the mean of the per-round ratios; a verdict column with --target-ratio."""
     targets, groups = grouped(results)
     if not targets:
         return "(no points measured)\n"
     base = targets[0]
-    head = ["scenario", "dataset", "threads"]
+    head = ["scenario", "dataset", "threads", "rounds"]
     head += [f"{t} QPS" for t in targets]
     head += [f"{t} / {base}" for t in targets[1:]]
+    if targets_:
+        head += ["verdict"]
     head += [f"{t} TPS" for t in targets]
     head += [f"{t} p95 ms" for t in targets]
     head += [f"{t} p99 ms" for t in targets]
@@ -156,32 +252,25 @@ def markdown_table(results: list[PointResult]) -> str:
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 4) + ["---"]) + "|"]
     for (ds, sc, thr), per_target in groups.items():
-        best = {t: summary(per_target.get(t, [])) for t in targets}
-
-        def cell(t, attr, fmt):
-            r = best[t]
-            if r is None:
-                return "-"
-            if r.status != "ok":
-                return r.status
-            return fmt(getattr(r, attr))
-        row = [sc, ds, str(thr)]
-        row += [cell(t, "qps", _fmt_qps) for t in targets]
-        for t in targets[1:]:
-            q = _ratio(best[t].qps if best[t] and best[t].status == "ok" else None,
-                       best[base].qps if best[base] and best[base].status == "ok" else None)
-            row.append("-" if q is None else f"{q:.2f}x")
-        row += [cell(t, "tps", _fmt_qps) for t in targets]
-        row += [cell(t, "p95_ms", _fmt_ms) for t in targets]
-        row += [cell(t, "p99_ms", _fmt_ms) for t in targets]
+        ps = point_stats(per_target, targets)
+        row = [sc, ds, str(thr), str(max(len(v) for v in ps.runs.values()))]
+        row += [_cell(ps, t, "qps", _fmt_qps) for t in targets]
+        row += [_ratio_text(ps.ratio[t]) for t in targets[1:]]
+        if targets_:
+            goal = st.target_for(targets_, sc, thr)
+            row.append("; ".join((f"{t}: " if len(targets) > 2 else "") + _verdict_text(ps.ratio[t], goal)
+                                 for t in targets[1:]) if goal else "-")
+        row += [_cell(ps, t, "tps", _fmt_qps) for t in targets]
+        row += [_cell(ps, t, "p95", _fmt_ms) for t in targets]
+        row += [_cell(ps, t, "p99", _fmt_ms) for t in targets]
         errs = []
         for t in targets:
-            r = best[t]
-            if r is None or r.status != "ok":
-                continue
-            if (r.ignored_errors or 0) or (r.reconnects or 0):
-                errs.append(f"{t}: {r.ignored_errors or 0} ignored, {r.reconnects or 0} reconnects")
-        failed = [f"{t}: {best[t].error}" for t in targets if best[t] and best[t].status == "failed" and best[t].error]
+            ign = sum(r.ignored_errors or 0 for r in ps.ok[t])
+            rec = sum(r.reconnects or 0 for r in ps.ok[t])
+            if ign or rec:
+                errs.append(f"{t}: {ign} ignored, {rec} reconnects")
+        failed = [_rounds_note(ps, t) for t in targets if _rounds_note(ps, t)]
+        failed += sorted({f"{t}: {r.error}" for t in targets for r in ps.failed(t) if r.error})
         row.append("; ".join(errs + failed) or "0")
         lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
     return "\n".join(lines) + "\n"
@@ -189,8 +278,8 @@ def markdown_table(results: list[PointResult]) -> str:
 
 def rounds_table(results: list[PointResult]) -> str:
     """With several rounds per point: every round's QPS per target and the
-    ratio within that round, so the spread behind a median is visible. Empty
-    when every point ran once."""
+    ratio within that round, the samples behind the intervals. Empty when
+    every point ran once."""
     targets, groups = grouped(results)
     if not any(len(rows) > 1 for per_target in groups.values() for rows in per_target.values()):
         return ""
@@ -198,52 +287,44 @@ def rounds_table(results: list[PointResult]) -> str:
     head = ["scenario", "dataset", "threads", "round"] + [f"{t} QPS" for t in targets] \
         + [f"{t} / {base}" for t in targets[1:]]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 4 + ["---:"] * (len(head) - 4)) + "|"]
-    ratios: dict[str, list[float]] = {t: [] for t in targets[1:]}
     for (ds, sc, thr), per_target in groups.items():
         n = max(len(rows) for rows in per_target.values())
         for i in range(n):
             runs = {t: (per_target.get(t) or [])[i] if i < len(per_target.get(t) or []) else None for t in targets}
-            qps = {t: r.qps if r is not None and r.status == "ok" else None for t, r in runs.items()}
+            qps = {t: r.qps if _is_ok(r) else None for t, r in runs.items()}
             row = [sc, ds, str(thr), str(i + 1)]
             row += [_fmt_qps(qps[t]) if qps[t] is not None else (runs[t].status if runs[t] else "-") for t in targets]
             for t in targets[1:]:
                 q = _ratio(qps[t], qps[base])
                 row.append("-" if q is None else f"{q:.3f}x")
-                if q is not None:
-                    ratios[t].append(q)
             lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
-    out = "\n".join(lines) + "\n"
-    for t, qs in ratios.items():
-        if qs:
-            qs = sorted(qs)
-            out += (f"\n{t} / {base} over all rounds: median {qs[len(qs) // 2]:.3f}x, "
-                    f"range {qs[0]:.3f}x to {qs[-1]:.3f}x ({len(qs)} pairs)\n")
-    return out
+    return "\n".join(lines) + "\n"
 
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def text_table(results: list[PointResult]) -> str:
-    """A compact table for the terminal: QPS, ratio and p95 per target."""
+def text_table(results: list[PointResult], targets_: list | None = None) -> str:
+    """A compact table for the terminal: QPS, ratio (mean ± 95% half-interval over rounds), p95."""
     targets, groups = grouped(results)
     if not targets:
         return "(no points measured)"
     base = targets[0]
-    head = ["scenario", "dataset", "thr"] + [f"{t} qps" for t in targets] \
-        + [f"/{base}" for _ in targets[1:]] + [f"{t} p95" for t in targets] + ["errors"]
+    head = ["scenario", "dataset", "thr", "n"] + [f"{t} qps" for t in targets] \
+        + [f"/{base}" for _ in targets[1:]] + (["verdict"] if targets_ else []) \
+        + [f"{t} p95" for t in targets] + ["errors"]
     body = []
     for (ds, sc, thr), per_target in groups.items():
-        best = {t: summary(per_target.get(t, [])) for t in targets}
-        ok = {t: best[t] if best[t] and best[t].status == "ok" else None for t in targets}
-        row = [sc, ds.split(" ")[0], str(thr)]
-        row += [_fmt_qps(ok[t].qps) if ok[t] else (best[t].status if best[t] else "-") for t in targets]
-        for t in targets[1:]:
-            q = _ratio(ok[t].qps if ok[t] else None, ok[base].qps if ok[base] else None)
-            row.append("-" if q is None else f"{q:.2f}x")
-        row += [_fmt_ms(ok[t].p95_ms) if ok[t] else "-" for t in targets]
-        row.append(str(sum((ok[t].ignored_errors or 0) + (ok[t].reconnects or 0) for t in targets if ok[t])))
+        ps = point_stats(per_target, targets)
+        row = [sc, ds.split(" ")[0], str(thr), str(max(len(v) for v in ps.runs.values()))]
+        row += [_cell(ps, t, "qps", _fmt_qps) for t in targets]
+        row += [_ratio_text(ps.ratio[t], 2) for t in targets[1:]]
+        if targets_:
+            goal = st.target_for(targets_, sc, thr)
+            row.append("; ".join(_verdict_text(ps.ratio[t], goal) for t in targets[1:]) if goal else "-")
+        row += [_cell(ps, t, "p95", _fmt_ms) for t in targets]
+        row.append(str(sum((r.ignored_errors or 0) + (r.reconnects or 0) for t in targets for r in ps.ok[t])))
         body.append(row)
     widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
     out = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
@@ -256,26 +337,22 @@ def text_table(results: list[PointResult]) -> str:
 
 def plot(results: list[PointResult], out_dir: Path, prefix: str = "") -> list[Path]:
     """One PNG per dataset. Scenarios with several concurrencies: QPS and p95 vs
-    threads (log2 axis), one line per target. A dataset whose scenarios each have
-    a single concurrency (the whitepaper): grouped bars per scenario instead."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise PlotUnavailable(f"matplotlib is missing ({e}); apt-get install python3-matplotlib") from None
+    threads (log2 axis), one line per target through the means, the 95% interval
+    as an error bar and every round as a dot. A dataset whose scenarios each have
+    a single concurrency (the whitepaper): grouped bars of the means per scenario,
+    with the interval and the rounds, instead."""
+    plt = pyplot()
     targets, groups = grouped(results)
     by_ds: OrderedDict = OrderedDict()
     for (ds, sc, thr), per_target in groups.items():
         by_ds.setdefault(ds, OrderedDict()).setdefault(sc, []).append((thr, per_target))
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
     written = []
     for ds, scenarios in by_ds.items():
         single = all(len(v) == 1 for v in scenarios.values())
         if single:
-            fig = _bars(plt, ds, scenarios, targets, colors)
+            fig = _bars(plt, ds, scenarios, targets, COLORS)
         else:
-            fig = _lines(plt, ds, scenarios, targets, colors)
+            fig = _lines(plt, ds, scenarios, targets, COLORS)
         slug = re.sub(r"[^a-z0-9]+", "-", ds.lower()).strip("-")
         path = out_dir / f"{prefix}plot-{slug}.png"
         fig.savefig(path, dpi=110)
@@ -284,37 +361,53 @@ def plot(results: list[PointResult], out_dir: Path, prefix: str = "") -> list[Pa
     return written
 
 
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
+
+
 class PlotUnavailable(RuntimeError):
     pass
 
 
-def _ok(per_target: dict, t: str) -> PointResult | None:
-    r = summary(per_target.get(t, []))
-    return r if r and r.status == "ok" else None
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, or PlotUnavailable."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise PlotUnavailable(f"matplotlib is missing ({e}); apt-get install python3-matplotlib") from None
+    return plt
+
+
+def _err(iv) -> float:
+    return iv.half if iv is not None and iv.n >= 2 else 0.0
 
 
 def _lines(plt, ds, scenarios, targets, colors):
     n = len(scenarios)
     fig, axes = plt.subplots(n, 2, figsize=(11, 3.3 * n + 1.0), squeeze=False)
-    fig.suptitle(f"sysbench, dataset {ds}", fontsize=13)
+    fig.suptitle(f"sysbench, dataset {ds}: mean and 95% interval over rounds, dots = rounds", fontsize=12)
     for row, (sc, points) in enumerate(scenarios.items()):
         points = sorted(points, key=lambda p: p[0])
         threads = [p[0] for p in points]
         tops = [0.0, 0.0]
         for i, t in enumerate(targets):
-            xs, qps, p95 = [], [], []
-            for thr, per_target in points:
-                r = _ok(per_target, t)
-                if r:
+            color = colors[i % len(colors)]
+            for col, (which, attr) in enumerate((("qps", "qps"), ("p95", "p95_ms"))):
+                xs, ys, es = [], [], []
+                for thr, per_target in points:
+                    ps = point_stats(per_target, targets)
+                    iv = getattr(ps, which)[t]
+                    if iv is None:
+                        continue
                     xs.append(thr)
-                    qps.append(r.qps)
-                    p95.append(r.p95_ms)
-            style = dict(color=colors[i % len(colors)], marker="o", linewidth=2, label=t)
-            tops[0] = max([tops[0]] + qps)
-            tops[1] = max([tops[1]] + [p for p in p95 if p is not None])
-            axes[row][0].plot(xs, qps, **style)
-            axes[row][1].plot([x for x, p in zip(xs, p95) if p is not None],
-                              [p for p in p95 if p is not None], **style)
+                    ys.append(iv.mean)
+                    es.append(_err(iv))
+                    rounds = [getattr(r, attr) for r in ps.ok[t] if getattr(r, attr) is not None]
+                    axes[row][col].scatter([thr] * len(rounds), rounds, s=10, color=color, alpha=0.45)
+                    tops[col] = max([tops[col], iv.high] + rounds)
+                axes[row][col].errorbar(xs, ys, yerr=es, color=color, marker="o", linewidth=2, capsize=4,
+                                        label=t)
         for col, (title, ylabel) in enumerate([(f"{sc}: throughput", "queries per second"),
                                                (f"{sc}: 95th percentile latency", "p95 latency (ms)")]):
             ax = axes[row][col]
@@ -339,29 +432,36 @@ def _lines(plt, ds, scenarios, targets, colors):
 
 
 def _bars(plt, ds, scenarios, targets, colors):
-    """Small multiples: a column per scenario (each with its own scale), QPS on top, p95 below."""
+    """Small multiples: a column per scenario (each with its own scale), QPS on top, p95 below;
+    bars are means, whiskers the 95% interval, dots the rounds; the label gives the ratio interval."""
     names = list(scenarios)
     n = len(names)
     fig, axes = plt.subplots(2, n, figsize=(max(6.0, 2.5 * n), 6.6), squeeze=False)
-    fig.suptitle(f"sysbench, dataset {ds}", fontsize=13)
+    fig.suptitle(f"sysbench, dataset {ds}: mean, 95% interval, rounds", fontsize=12)
     for col, sc in enumerate(names):
         thr, per_target = scenarios[sc][0]
-        rows = [_ok(per_target, t) for t in targets]
-        for row, (attr, ylabel) in enumerate([("qps", "queries per second"), ("p95_ms", "p95 latency (ms)")]):
+        ps = point_stats(per_target, targets)
+        for row, (which, attr, ylabel) in enumerate([("qps", "qps", "queries per second"),
+                                                     ("p95", "p95_ms", "p95 latency (ms)")]):
             ax = axes[row][col]
-            vals = [getattr(r, attr) if r and getattr(r, attr) is not None else 0 for r in rows]
-            bars = ax.bar(range(len(targets)), vals, 0.7, color=[colors[i % len(colors)] for i in range(len(targets))])
-            top = max(vals) if any(vals) else 1
-            ax.set_ylim(0, top * 1.25)
+            ivs = [getattr(ps, which)[t] for t in targets]
+            vals = [iv.mean if iv else 0 for iv in ivs]
+            bars = ax.bar(range(len(targets)), vals, 0.7, yerr=[_err(iv) for iv in ivs], capsize=4,
+                          color=[colors[i % len(colors)] for i in range(len(targets))], alpha=0.85)
+            top = 0.0
+            for i, t in enumerate(targets):
+                rounds = [getattr(r, attr) for r in ps.ok[t] if getattr(r, attr) is not None]
+                ax.scatter([i] * len(rounds), rounds, s=10, color="black", alpha=0.5, zorder=3)
+                top = max([top, ivs[i].high if ivs[i] else 0] + rounds)
+            ax.set_ylim(0, (top or 1) * 1.3)
             for i, (b, v) in enumerate(zip(bars, vals)):
-                base = getattr(rows[0], attr) if rows[0] else None
-                text = _fmt_qps(v) if attr == "qps" else f"{v:.1f}"
-                if i > 0 and base:
-                    text += f"\n{v / base:.2f}x"
-                ax.annotate(text, (b.get_x() + b.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+                text = _fmt_qps(v) if which == "qps" else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+                if i > 0 and which == "qps" and ps.ratio[targets[i]] is not None:
+                    text += "\n" + _ratio_text(ps.ratio[targets[i]], 2)
+                ax.annotate(text, (b.get_x() + b.get_width() / 2, top * 1.02), ha="center", va="bottom", fontsize=7)
             ax.set_xticks([])
             ax.grid(True, axis="y", alpha=0.3)
-            if attr == "qps":
+            if which == "qps":
                 ax.set_title(f"{sc}\n{thr} threads", fontsize=10)
                 ax.yaxis.set_major_formatter(_thousands())
             if col == 0:
@@ -442,17 +542,31 @@ def results_markdown(results: list[PointResult], meta: dict, plots: list[Path], 
         lines += ["", "## Scenarios", "", "| scenario | sysbench | what |", "|---|---|---|"]
         for name, (cmd, what) in meta["scenarios"].items():
             lines.append(f"| {name} | `{cmd}` | {what} |")
+    goals = st.parse_targets(meta.get("target_ratios") or [])
     lines += ["", "## Results", "",
-              "QPS and TPS as sysbench printed them for the measured interval (after the warm-up); "
-              "p99 as printed (`--percentile=99`), p95 from the latency histogram of the same run. "
-              f"Ratios: QPS over the first target (`{meta.get('baseline') or (grouped(results)[0] or ['?'])[0]}`). "
-              "errors: sysbench's ignored errors and reconnects.", ""]
-    lines.append(markdown_table(results))
+              "Every figure is the mean over the rounds with its 95% interval (± half-width, Student's t "
+              "over the rounds; no ± with one round). QPS and TPS as sysbench printed them for the measured "
+              "interval (after the warm-up); p99 as printed (`--percentile=99`), p95 from the latency "
+              "histogram of the same run. Ratios: the mean of the per-round QPS ratios over the first target "
+              f"(`{meta.get('baseline') or (grouped(results)[0] or ['?'])[0]}`), each measured within one round. "
+              "errors: sysbench's ignored errors and reconnects."
+              + (" Verdict: met when the whole interval is at or above the target ratio, not met when it is "
+                 "wholly below, open when it holds the target (more rounds needed)." if goals else ""), ""]
+    lines.append(markdown_table(results, goals))
+    if goals:
+        found = verdicts(results, goals)
+        lines += ["### Targets", ""]
+        lines += [f"- {sc} at {thr} threads ({ds.split(' ')[0]}), {t}: {_ratio_text(iv)} — {text}"
+                  for sc, ds, thr, t, iv, text in found] or ["- no measured point matches "
+                                                             + ", ".join(g.text() for g in goals)]
+        lines.append("")
     per_round = rounds_table(results)
     if per_round:
         lines += ["### Every round", "",
-                  "Each cell above is the target's round with the median QPS. The rounds, with the ratio "
-                  "measured within each round (both targets ran back to back):", "", per_round]
+                  "The samples behind the intervals above: each round's QPS per target and the ratio "
+                  "measured within that round (the targets ran back to back):", "", per_round]
+    if meta.get("sections"):
+        lines += list(meta["sections"]) + [""]
     for p in plots:
         rel = os.path.relpath(p, page_dir)
         lines += [f"![{p.stem}]({rel})", ""]
@@ -468,7 +582,8 @@ def write_page(results: list[PointResult], meta: dict, out_dir: Path, page: Path
     """results.md and plots in out_dir; with `page`, also a copy of both next to it."""
     warning = None
     try:
-        plots = plot(results, out_dir)
+        plots = plot(results, out_dir) + [out_dir / name for name in meta.get("extra_plots") or []
+                                          if (out_dir / name).exists()]
     except PlotUnavailable as e:
         plots, warning = [], str(e)
     md = out_dir / "results.md"

@@ -152,6 +152,55 @@ class SysbenchRun:
     timed_out: bool = False
 
 
+def run_sysbench(argv: list[str], log: Path, on_line: Callable[[str], None] | None, deadline: float,
+                 started: "Started", stdin=subprocess.DEVNULL) -> SysbenchRun:
+    """The one way every strata-bench subcommand runs sysbench: in its own session, registered in
+    `started` while it runs (so a clean-up stops it), every line copied to `log` (the raw output
+    kept in the run folder, the command line first) and handed to `on_line`; killed at `deadline`."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        out.write("# " + " ".join(argv) + "\n")
+        out.flush()
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace",
+                                start_new_session=True, bufsize=1)
+        started.procs.append(proc)
+        lines: queue.Queue = queue.Queue()
+
+        def pump():
+            for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        chunks = []
+        timed_out = False
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=0.5)
+                except queue.Empty:
+                    if time.monotonic() > deadline:
+                        timed_out = True
+                        kill_group(proc)
+                    continue
+                if line is None:
+                    break
+                chunks.append(line)
+                out.write(line)
+                if on_line:
+                    on_line(line.rstrip("\n"))
+            proc.wait()
+        finally:
+            kill_group(proc)
+            reader.join(timeout=5)
+            proc.stdout.close()
+            if proc.stdin:
+                proc.stdin.close()
+            started.procs.remove(proc)
+    return SysbenchRun(proc.returncode, "".join(chunks), timed_out)
+
+
 class Started:
     """Everything started by this run that must be stopped at the end."""
 
@@ -183,6 +232,8 @@ def client_prefix(policy: str) -> list[str]:
 
 
 class Runner:
+    windows_per_step = 1   # sysbench windows per plan step (audit runs one per policy)
+
     def __init__(self, plan: Plan, factory: ServerFactory, data_root: Path, out_dir: Path, base_port: int,
                  sysbench_bin: str = "sysbench", progress: Progress | None = None,
                  prepare_threads: int | None = None, client_policy: str = "normal",
@@ -308,55 +359,13 @@ class Runner:
 
     def sysbench(self, args: list[str], log: Path, on_line: Callable[[str], None] | None,
                  deadline: float) -> SysbenchRun:
-        log.parent.mkdir(parents=True, exist_ok=True)
         argv = self.client_prefix + [self.sysbench_bin] + args
+        stdin = subprocess.DEVNULL
         if self.client:
             # The remote sysbench ends when our ssh's stdin closes (client_machine.remote_script),
             # so it gets a pipe that stays open as long as ssh runs.
             argv, stdin = self.client.command(argv, LUA_DIR), subprocess.PIPE
-        else:
-            stdin = subprocess.DEVNULL
-        with open(log, "w") as out:
-            out.write("# " + " ".join(argv) + "\n")
-            out.flush()
-            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace",
-                                    start_new_session=True, bufsize=1)
-            self.started.procs.append(proc)
-            lines: queue.Queue = queue.Queue()
-
-            def pump():
-                for line in proc.stdout:
-                    lines.put(line)
-                lines.put(None)
-            reader = threading.Thread(target=pump, daemon=True)
-            reader.start()
-            chunks = []
-            timed_out = False
-            try:
-                while True:
-                    try:
-                        line = lines.get(timeout=0.5)
-                    except queue.Empty:
-                        if time.monotonic() > deadline:
-                            timed_out = True
-                            kill_group(proc)
-                        continue
-                    if line is None:
-                        break
-                    chunks.append(line)
-                    out.write(line)
-                    if on_line:
-                        on_line(line.rstrip("\n"))
-                proc.wait()
-            finally:
-                kill_group(proc)
-                reader.join(timeout=5)
-                proc.stdout.close()
-                if proc.stdin:
-                    proc.stdin.close()
-                self.started.procs.remove(proc)
-        return SysbenchRun(proc.returncode, "".join(chunks), timed_out)
+        return run_sysbench(argv, log, on_line, deadline, self.started, stdin)
 
     def wait_for_purge(self, srv: Server, label: str) -> int | None:
         """Let InnoDB purge the undo of earlier write points before measuring the next one.
@@ -379,7 +388,7 @@ class Runner:
 
     def run_point(self, step: Step, srv: Server) -> PointResult:
         p = step.point
-        total = len(self.plan.steps())
+        total = len(self.plan.steps()) * self.windows_per_step
         ds_name = p.dataset.slug if p.dataset.kind == "fixed" else p.dataset.kind
         label = f"[{step.index + 1}/{total}] {step.target.spec} {p.scenario.name} {p.threads} thr {ds_name}"
         log = self.raw_dir / f"{step.index + 1:03d}-{p.dataset.slug}-{p.scenario.name}-{p.threads}-{step.target.slug}.txt"
@@ -395,6 +404,7 @@ class Runner:
         eta_after = self.remaining_seconds(step.index + 1)
 
         def on_line(line: str) -> None:
+            self.on_point_line(step, srv, line)
             iv = sb.parse_interval(line)
             if not iv:
                 return
@@ -439,6 +449,10 @@ class Runner:
         else:
             self.progress.say(f"{label}: FAILED: {result.error} (log: {log})")
         return result
+
+    def on_point_line(self, step: Step, srv: Server, line: str) -> None:
+        """Every line sysbench prints during a point, for subclasses that watch the window
+        (the cost subcommand snapshots /proc at the warm-up checkpoint and at the final report)."""
 
     def remaining_seconds(self, from_index: int) -> int:
         steps = self.plan.steps()[from_index:]

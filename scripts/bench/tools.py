@@ -1,9 +1,10 @@
-"""The programs the benchmark scripts run that a minimal Debian 12 lacks, and the set-up that installs each.
+"""The programs strata-bench runs that a minimal Debian 12 lacks, and the set-up that installs each.
 
-scripts/setup installs what strata-bench runs; `scripts/setup --bench` adds
-the tools of the other scripts here (perf, bc, ssh, sshd). A script checks
-for its programs before it starts anything (`require`), so a missing one is
-one line naming the command that installs it, not a traceback half-way.
+scripts/setup installs what every subcommand runs; `scripts/setup --bench`
+adds the tools of a few (perf for `audit --cycles`, ssh for --client-ssh,
+ssh-keygen and sshd for `client-netns`). A subcommand checks for its
+programs before it starts anything (`require`), so a missing one is one
+line naming the command that installs it, not a traceback half-way.
 tests/test_tools.py checks that scripts/setup really lists every package.
 """
 import shutil
@@ -13,7 +14,6 @@ PROGRAMS = {
     "sysbench": ("sysbench", "scripts/setup"),
     "ip": ("iproute2", "scripts/setup"),
     "perf": ("linux-perf", "scripts/setup --bench"),
-    "bc": ("bc", "scripts/setup --bench"),
     "ssh": ("openssh-client", "scripts/setup --bench"),
     "ssh-keygen": ("openssh-client", "scripts/setup --bench"),
     "sshd": ("openssh-server", "scripts/setup --bench"),

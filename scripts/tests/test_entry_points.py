@@ -172,7 +172,7 @@ class SetupProfilesTest(unittest.TestCase):
             return out.stdout.split()
         base = listed()
         self.assertIn("python3", base)
-        for profile, extra in (("--bench", {"linux-perf", "bc", "openssh-client", "openssh-server"}),
+        for profile, extra in (("--bench", {"linux-perf", "openssh-client", "openssh-server"}),
                                ("--fuzz", {"clang", "libclang-rt-14-dev"})):
             with_profile = listed(profile)
             self.assertEqual(with_profile[:len(base)], base)

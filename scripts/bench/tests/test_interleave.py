@@ -1,46 +1,69 @@
-"""interleave.py: which report seconds make a window, and the ratio summary."""
+"""strata-bench interleave: all servers of a dataset up at once, windows alternate, failed windows kept."""
+import io
+import os
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench import interleave as il  # noqa: E402
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import fakes  # noqa: E402
+from bench import report as rp  # noqa: E402
+from bench.interleave import Interleave, InterleavedRunner  # noqa: E402
+from bench.plan import Plan  # noqa: E402
+from bench.report import CsvLog, read_csv  # noqa: E402
+from bench.runner import Progress  # noqa: E402
+from bench.scenarios import Dataset, scenario  # noqa: E402
+from bench.targets import parse_targets  # noqa: E402
 
 
-def report(qps_per_second: list[float]) -> str:
-    lines = ["Threads started!", ""]
-    for i, qps in enumerate(qps_per_second, 1):
-        lines.append(f"[ {i}s ] thds: 16 tps: {qps:.2f} qps: {qps:.2f} (r/w/o: {qps:.2f}/0.00/0.00) "
-                     "lat (ms,95%): 1.55 err/s: 0.00 reconn/s: 0.00")
-    return "\n".join(lines) + "\n"
+class InterleaveTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.work = Path(self.tmp.name)
+        fakes.FakeServer.log = []
+        fakes.FakeServer.fail_start = set()
+        os.environ["FAKE_SB_TICK"] = "0.002"
 
+    def tearDown(self):
+        os.environ.pop("FAKE_SB_TICK", None)
+        os.environ.pop("FAKE_SB_MODE", None)
+        self.tmp.cleanup()
 
-class WindowTest(unittest.TestCase):
-    def test_skips_the_warm_seconds_and_averages_the_window(self):
-        out = report([1.0, 2.0, 10.0, 20.0, 30.0, 99.0])
-        self.assertEqual(il.window_qps(out, warm=2, secs=3), 20.0)
+    def run_plan(self, rounds=3):
+        plan = Plan(parse_targets(["fork", "fork:thread_handling=pool-of-threads"], {"fork": 0}),
+                    [Dataset("fixed", 2, 100)], [(scenario("read-point"), 8)], seconds=2, warmup=1, settle=0,
+                    pool_bytes=1 << 30, rounds=rounds)
+        runner = InterleavedRunner(plan, fakes.FakeServer, self.work / "data", self.work / "out", 23506,
+                                   sysbench_bin=str(fakes.FAKE_SYSBENCH), progress=Progress(io.StringIO()))
+        csv = CsvLog(self.work / "points.csv")
+        try:
+            return runner, runner.run(csv)
+        finally:
+            runner.close()
+            csv.close()
 
-    def test_too_few_report_lines_is_an_error(self):
-        with self.assertRaises(RuntimeError):
-            il.window_qps(report([5.0, 5.0, 5.0]), warm=2, secs=3)
+    def test_servers_run_side_by_side_and_windows_alternate(self):
+        runner, results = self.run_plan()
+        self.assertEqual([r.target for r in results],
+                         ["fork", "fork:thread_handling=pool-of-threads", "fork:thread_handling=pool-of-threads",
+                          "fork", "fork", "fork:thread_handling=pool-of-threads"])
+        events = [e for e, _ in fakes.FakeServer.log]
+        # Each server: start, prepare, restart (flush); then both stay up through every window.
+        self.assertEqual(events, ["start", "stop", "start", "start", "stop", "start", "stop", "stop"])
+        self.assertEqual(len(read_csv(self.work / "points.csv")), 6)
+        targets, groups = rp.grouped(results)
+        ps = rp.point_stats(next(iter(groups.values())), targets)
+        self.assertEqual(ps.ratio["fork:thread_handling=pool-of-threads"].n, 3)   # one ratio per round
 
-
-class SummaryTest(unittest.TestCase):
-    def test_ratios_are_per_cycle_against_the_first_server(self):
-        cycles = [{"a": 100.0, "b": 110.0}, {"a": 50.0, "b": 55.0}, {"a": 80.0, "b": 88.0}]
-        text = il.summary(["a", "b"], cycles)
-        row_b = next(line for line in text.splitlines() if line.startswith("b "))
-        # QPS drifts between cycles, the ratio does not: 1.100, no spread.
-        self.assertEqual(row_b.split(), ["b", "88", "1.100", "1.100", "0.000"])
-
-
-class PortTest(unittest.TestCase):
-    def test_reads_the_mysqld_port(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            cnf = Path(tmp) / "my.cnf"
-            cnf.write_text("[mysqld]\nbasedir = /x\nport = 13307\n[client]\nport = 13307\n")
-            self.assertEqual(il.port_of(cnf), 13307)
+    def test_a_failed_window_is_kept_and_counted(self):
+        os.environ["FAKE_SB_MODE"] = "fatal"
+        runner, results = self.run_plan(rounds=1)
+        self.assertEqual([r.status for r in results], ["failed", "failed"])
+        self.assertEqual(len(read_csv(self.work / "points.csv")), 2)
+        section = Interleave().sections(runner, self.work / "out")
+        self.assertIn("2 of 2 windows failed", section[0])
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import replication as rpl  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench import replication as rpl  # noqa: E402
 
 
 def result(mode, tps, workload="oltp_write_only", threads=64):
@@ -50,7 +50,7 @@ class Modes(unittest.TestCase):
         self.assertTrue(rpl.normal_priority("strong-normalprio@x=1"))
         self.assertTrue(rpl.valid_mode("async@binlog_order_commits=OFF"))
         self.assertFalse(rpl.valid_mode("async-aftercommit@x=1"))
-        with self.assertRaises(SystemExit):
+        with self.assertRaises(rpl.BenchError):
             rpl.valid_mode("strong@x=1;DROP DATABASE sbtest")
 
     def test_a_mode_sets_its_variables_and_the_others_restore_them(self):
@@ -131,7 +131,7 @@ class Settings(unittest.TestCase):
 
     def test_anything_else_is_refused_naming_the_flag(self):
         for bad in ("replica_parallel_workers", "x=1; DROP DATABASE sbtest", "x='a'", "=1"):
-            with self.assertRaises(SystemExit) as e:
+            with self.assertRaises(rpl.BenchError) as e:
                 rpl.settings([bad], "--replica-set")
             self.assertIn("--replica-set", str(e.exception))
 
@@ -147,22 +147,35 @@ class Report(unittest.TestCase):
         self.assertIn("strong-unordered/async", header)
         row = next(line for line in text.splitlines() if line.startswith("| oltp_write_only | 64 | 1100"))
         cells = [c.strip() for c in row.strip("|").split("|")]
-        # async 1100, strong 900, unordered 1100: ratios 0.82 and 1.00
-        self.assertEqual(cells[2:5], ["1100", "900", "1100"])
-        self.assertEqual(cells[5:7], ["0.82", "1.00"])
+        # Means ± 95% half-intervals over the two rounds (t = 12.706); the ratios are the means of the
+        # per-round ratios: strong 0.800 and 0.833, unordered 0.950 and 1.042.
+        self.assertEqual(cells[2:5], ["1100 ± 1271", "900 ± 1271", "1100 ± 1906"])
+        self.assertEqual(cells[5:7], ["0.817 ± 0.212", "0.996 ± 0.582"])
         separator = text.splitlines()[text.splitlines().index(header) + 1]
         self.assertEqual(separator.count("---"), len(header.strip("|").split("|")))
 
 
 class RoundRatios(unittest.TestCase):
-    def test_each_round_against_its_own_async_with_the_median(self):
+    def test_each_round_against_its_own_async_with_the_mean_and_its_interval(self):
         results = [result("async", 1000), result("strong", 900),   # round 1
                    result("strong", 1100), result("async", 1000),  # round 2, reversed
                    result("async", 800), result("strong", 760)]    # round 3
         lines = rpl.round_ratios(results, ["async", "strong"])
-        self.assertIn("- oltp_write_only 64 strong/async: 0.90, 1.10, 0.95 (median 0.950, mean 0.983 ± 0.060)",
+        self.assertIn("- oltp_write_only 64 strong/async: 0.90, 1.10, 0.95 (mean 0.983 ± 0.259)",
                       lines)
         self.assertFalse(any("normalised" in line for line in lines))  # no client CPU measured
+
+    def test_a_verdict_only_for_a_target_the_interval_clears(self):
+        def rounds(*ratios):
+            out = []
+            for q in ratios:
+                out += [result("async", 1000), result("strong", 1000 * q)]
+            return out
+        goals = rpl.st.parse_targets(["strong=0.95"])
+        self.assertIn("met (≥ 0.95)", rpl.round_ratios(rounds(0.97, 0.98, 0.975), ["async", "strong"], goals)[-1])
+        self.assertIn("not met (≥ 0.95)", rpl.round_ratios(rounds(0.90, 0.91, 0.905), ["async", "strong"], goals)[-1])
+        self.assertIn("open (holds 0.95)", rpl.round_ratios(rounds(0.90, 1.00, 0.95), ["async", "strong"], goals)[-1])
+        self.assertNotIn("met", rpl.round_ratios(rounds(0.97, 0.98), ["async", "strong"])[-1])
 
     def test_normalised_by_the_clients_cpu_per_transaction(self):
         def window(mode, tps, client):
@@ -172,9 +185,9 @@ class RoundRatios(unittest.TestCase):
         results = [window("async", 1000, 600), window("strong", 950, 600),
                    window("strong", 800, 750), window("async", 1000, 600)]
         lines = rpl.round_ratios(results, ["async", "strong"])
-        self.assertIn("- oltp_write_only 64 strong/async: 0.95, 0.80 (median 0.875, mean 0.875 ± 0.075)", lines)
-        self.assertIn("- oltp_write_only 64 strong/async: 0.95, 1.00 (median 0.975, mean 0.975 ± 0.025)", lines)
-        self.assertIn("- all points, strong/async: mean 0.975 ± 0.025 over 2 rounds", lines)
+        self.assertIn("- oltp_write_only 64 strong/async: 0.95, 0.80 (mean 0.875 ± 0.953)", lines)
+        self.assertIn("- oltp_write_only 64 strong/async: 0.95, 1.00 (mean 0.975 ± 0.318)", lines)
+        self.assertIn("- all points, strong/async: mean 0.975 ± 0.318 over 2 rounds", lines)
 
     def test_nothing_without_async(self):
         self.assertEqual(rpl.round_ratios([result("strong", 900)], ["strong"]), [])
@@ -197,9 +210,9 @@ class PooledRounds(unittest.TestCase):
                 files.append(Path(d) / f"run{i}.jsonl")
                 files[-1].write_text("".join(json.dumps(r) + "\n" for r in run))
             lines = rpl.pooled_rounds(files, {"strong"})
-        self.assertIn("| oltp_write_only 64 | strong/async | 2 | 0.950 ± 0.050 | 1.000 ± 0.100 (1.000) |", lines)
-        self.assertIn("| oltp_write_only 256 | strong/async | 1 | 0.800 | 0.800 (0.800) |", lines)
-        self.assertEqual(lines[-1], "| all | strong/async | 3 | 0.900 ± 0.058 | 0.933 ± 0.088 (0.900) |")
+        self.assertIn("| oltp_write_only 64 | strong/async | 2 | 0.950 ± 0.635 | 1.000 ± 1.271 |", lines)
+        self.assertIn("| oltp_write_only 256 | strong/async | 1 | 0.800 | 0.800 |", lines)
+        self.assertEqual(lines[-1], "| all | strong/async | 3 | 0.900 ± 0.248 | 0.933 ± 0.379 |")
         self.assertFalse(any("strong@x=1" in line for line in lines))
 
 

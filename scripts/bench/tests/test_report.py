@@ -42,10 +42,10 @@ class Table(unittest.TestCase):
                 point(3, "fork", threads=32, qps=3000.0), point(4, "stock", threads=32, qps=2000.0)]
         md = rp.markdown_table(rows)
         lines = md.strip().splitlines()
-        self.assertIn("| stock QPS | fork QPS | fork / stock |", lines[0])
-        self.assertIn("| 1,000 | 1,500 | 1.50x |", lines[2])
+        self.assertIn("| rounds | stock QPS | fork QPS | fork / stock |", lines[0])
+        self.assertIn("| 1 | 1,000 | 1,500 | 1.500x |", lines[2])   # one round: no interval
         self.assertIn("fork: 3 ignored, 0 reconnects", lines[2])
-        self.assertIn("| 2,000 | 3,000 | 1.50x |", lines[3])
+        self.assertIn("| 2,000 | 3,000 | 1.500x |", lines[3])
         self.assertEqual(len(lines), 4)
         text = rp.text_table(rows)
         self.assertIn("1.50x", text)
@@ -62,11 +62,42 @@ class Table(unittest.TestCase):
                 point(3, "fork", qps=900.0), point(4, "stock", qps=1000.0),
                 point(5, "stock", qps=800.0), point(6, "fork", qps=800.0)]
         md = rp.markdown_table(rows)
-        self.assertIn("| 1,000 | 900 | 0.90x |", md)   # each target's median-QPS round
+        # Means over the three rounds with their 95% half-intervals (t = 4.303 at 2 degrees of
+        # freedom); the ratio is the mean of the per-round ratios 0.99, 0.90, 1.00.
+        self.assertIn("| 3 | 933 ± 287 | 897 ± 236 | 0.963x ± 0.137 |", md)
         per_round = rp.rounds_table(rows)
         self.assertIn("| read-point | 8x10000 | 4 | 2 | 1,000 | 900 | 0.900x |", per_round)
-        self.assertIn("median 0.990x, range 0.900x to 1.000x (3 pairs)", per_round)
         self.assertEqual(rp.rounds_table(rows[:2]), "")
+
+    def test_rounds_pair_within_a_round_and_skip_a_failed_one(self):
+        rows = [point(1, "stock", qps=1000.0), point(2, "fork", qps=800.0),
+                point(3, "fork", status="failed", error="FATAL: boom"), point(4, "stock", qps=2000.0),
+                point(5, "stock", qps=1000.0), point(6, "fork", qps=1000.0)]
+        targets, groups = rp.grouped(rows)
+        ps = rp.point_stats(next(iter(groups.values())), targets)
+        self.assertEqual(rp.round_pairs(next(iter(groups.values())), "stock", "fork"), [0.8, 1.0])
+        self.assertAlmostEqual(ps.ratio["fork"].mean, 0.9)
+        self.assertEqual(ps.qps["fork"].n, 2)
+        md = rp.markdown_table(rows)
+        self.assertIn("fork: 1 of 3 rounds failed", md)
+        self.assertIn("FATAL: boom", md)
+
+    def test_verdict_only_when_the_interval_clears_the_target(self):
+        def run(ratios):
+            rows = []
+            for i, q in enumerate(ratios):
+                rows += [point(2 * i + 1, "stock", scenario="write", qps=1000.0),
+                         point(2 * i + 2, "fork", scenario="write", qps=1000.0 * q)]
+            return rows
+        goals = rp.st.parse_targets(["write=0.8"])
+        self.assertIn("| met (≥ 0.8) |", rp.markdown_table(run([0.90, 0.92, 0.91]), goals))
+        self.assertIn("| not met (≥ 0.8) |", rp.markdown_table(run([0.60, 0.62, 0.61]), goals))
+        self.assertIn("| open (interval holds 0.8) |", rp.markdown_table(run([0.70, 0.90, 0.80]), goals))
+        self.assertIn("no interval", rp.markdown_table(run([0.90]), goals))
+        self.assertNotIn("verdict", rp.markdown_table(run([0.90, 0.92])))   # no target, no verdict column
+        page = rp.results_markdown(run([0.90, 0.92, 0.91]), {"target_ratios": ["write=0.8"]}, [], Path("."))
+        self.assertIn("### Targets", page)
+        self.assertIn("write at 4 threads (8x10000), fork: 0.910x ± 0.025 — met (≥ 0.8)", page)
 
     def test_empty(self):
         self.assertIn("no points", rp.markdown_table([]))

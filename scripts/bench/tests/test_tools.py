@@ -26,13 +26,14 @@ class SetupListsTest(unittest.TestCase):
         bench_only = setup_list("--bench") - setup_list()
         self.assertEqual(bench_only, {p for p, s in tools.PROGRAMS.values() if s == "scripts/setup --bench"})
 
-    def test_shell_scripts_check_only_for_programs_of_the_table(self):
+    def test_subcommands_require_only_programs_of_the_table(self):
         checked = set()
-        for script in sorted((SCRIPTS / "bench").glob("*.sh")):
-            for names in re.findall(r"for p in ([^;]+); do(?:\s*#[^\n]*)?\n\s*command -v", script.read_text()):
-                checked |= {n.rsplit("/", 1)[-1] for n in names.split()}
+        for module in sorted((SCRIPTS / "bench").glob("*.py")):
+            for names in re.findall(r"\brequire\(([^)]*)\)", module.read_text()):
+                checked |= set(re.findall(r'"([^"]+)"', names))
         self.assertTrue(checked)
         self.assertEqual(checked - set(tools.PROGRAMS), set())
+        self.assertEqual(list((SCRIPTS / "bench").glob("*.sh")), [])   # the one-off shell scripts are gone
 
     def test_require_names_the_command_that_installs(self):
         tools.require("perf", which=lambda p: f"/usr/bin/{p}")
