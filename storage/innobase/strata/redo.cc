@@ -713,6 +713,18 @@ dberr_t sys_init(log_t &log, bool expect_no_files, lsn_t flushed_lsn,
 }
 
 size_t how_much_to_write(size_t buffer_size, bool &write_from_log_buffer) {
+  /* Completed blocks and a partial one that fit the write-ahead buffer go
+  out as one write (copied there, where the partial block's header is
+  completed), so write_blocks() hands them to the nodes as one message and
+  one fdatasync. Stock writes the completed blocks first and the partial
+  block in a second write, which here would be two round trips. */
+  if (buffer_size > OS_FILE_LOG_BLOCK_SIZE &&
+      buffer_size % OS_FILE_LOG_BLOCK_SIZE != 0 &&
+      buffer_size <= srv_log_write_ahead_size) {
+    write_from_log_buffer = false;
+    MONITOR_INC(MONITOR_LOG_PARTIAL_BLOCK_WRITES);
+    return buffer_size;
+  }
   /* No files, no write-ahead: everything ready, up to 1 MiB per call. */
   size_t size = std::min<size_t>(buffer_size, 1024 * 1024);
   write_from_log_buffer = size >= OS_FILE_LOG_BLOCK_SIZE;
