@@ -126,12 +126,13 @@ ClientResult<FollowBatch> LogFollower::Follow(Lsn from, std::size_t max_bytes, s
   req.u32a = static_cast<std::uint32_t>(std::min<std::size_t>(max_bytes, wire::kMaxReadBytes));
   for (;;) {
     std::optional<FollowBatch> empty;
-    std::size_t released = 0;
+    std::size_t answered = 0, released = 0;
     std::string released_why;
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (f.preferred + k) % n;
       auto r = f.Call(i, req);
       if (!r) continue;
+      ++answered;
       if (r->code == ReplyCode::kNotFound) {
         ++released;
         released_why = r->error;
@@ -161,12 +162,16 @@ ClientResult<FollowBatch> LogFollower::Follow(Lsn from, std::size_t max_bytes, s
         f.preferred = i;
         return b;
       }
-      if (!empty) empty = std::move(b);
-      break;  // a node that answers is asked again after the pause, not its peers
+      // Behind what we already have (catching up, rebuilding): ask its peers.
+      if (b.frontier < from) {
+        if (!empty) empty = std::move(b);
+        continue;
+      }
+      empty = std::move(b);
+      break;  // idle at `from`: asked again after the pause, not its peers
     }
-    if (!empty && released > 0 && released_why.size() > 0 &&
-        std::all_of(f.errors.begin(), f.errors.end(), [](const std::string& e) { return e.find("released") != std::string::npos || e.empty(); }))
-      return ClientStatus(Code::kNotFound, released_why);
+    // Every node that answered has released `from`: it is gone for good.
+    if (!empty && answered > 0 && released == answered) return ClientStatus(Code::kNotFound, released_why);
     if (f.rt->Now() >= deadline) {
       if (empty) return std::move(*empty);
       return ClientStatus(Code::kUnavailable, "no node answered a follow read at " + std::to_string(from) + ": " + f.Reasons());
