@@ -642,7 +642,7 @@ struct Node::Impl {
         tail = meta.tail;
     }
     const LogFrontier fr = log->frontier();
-    const Lsn frontier = std::min(fr.durable_lsn, hint);
+    const Lsn frontier = opt.testing_follow_to_durable ? fr.durable_lsn : std::min(fr.durable_lsn, hint);
     rep->lsn = frontier;
     rep->lsn2 = fr.released_lsn;
     if (req.lsn < fr.released_lsn) {
