@@ -69,7 +69,10 @@ std::string FollowTo(LogFollower& f, std::uint64_t from, std::uint64_t to, std::
       break;
     }
     EXPECT_LE(b->end(), limit) << "a follower was given bytes nobody acknowledged";
-    EXPECT_LE(b->end(), b->frontier);
+    // (An empty batch may come from a node behind `from`, frontier lower.)
+    if (!b->bytes.empty()) {
+      EXPECT_LE(b->end(), b->frontier);
+    }
     out += b->bytes;
   }
   return out;
@@ -146,6 +149,8 @@ TEST(Follower, NeverSeesUnacknowledgedBytesAcrossAWriterChange) {
   // Meanwhile and after: node 1's follower sees A, then C, never B.
   const std::string got = FollowTo(*f0, a_end, a_end + cc.size(), w2->durable_lsn(), milliseconds(15000));
   EXPECT_EQ(got, cc);
+  // Provoked: nodes stopped and restarted under a writer and a follower
+  // (their connections are refused, reset or closed, and time out meanwhile).
   EXPECT_EQ(c.UnexpectedLogLines({"connection refused", "reset", "closed", "timeout"}), "");
 }
 

@@ -158,10 +158,13 @@ Result<std::pair<PageCode, SpaceEntry>> PageServiceClient::SpaceSize(std::uint32
   Frame req;
   req.type = MsgType::kSpaceSizeReq;
   req.lsn = lsn;
-  req.spaces = {svc::SpaceInfo{space}};
+  svc::SpaceInfo want;
+  want.space = space;
+  req.spaces = {want};
   auto r = impl_->Call(std::move(req), MsgType::kSpaceSizeResp);
   if (!r.ok()) return r.status();
-  SpaceEntry e{space};
+  SpaceEntry e;
+  e.space = space;
   e.size_pages = r->spaces.empty() ? 0 : r->spaces[0].size_pages;
   return std::make_pair(static_cast<PageCode>(r->code), e);
 }
@@ -170,7 +173,9 @@ Result<std::pair<bool, SpaceEntry>> PageServiceClient::SpaceExists(std::uint32_t
   Frame req;
   req.type = MsgType::kSpaceExistsReq;
   req.lsn = lsn;
-  req.spaces = {svc::SpaceInfo{space}};
+  svc::SpaceInfo want;
+  want.space = space;
+  req.spaces = {want};
   auto r = impl_->Call(std::move(req), MsgType::kSpaceExistsResp);
   if (!r.ok()) return r.status();
   SpaceEntry e = r->spaces.empty() ? SpaceEntry{} : Entry(r->spaces[0]);

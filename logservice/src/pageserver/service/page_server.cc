@@ -305,26 +305,42 @@ struct PageServer::Impl {
     Log("info", "event=pin_moved lsn=" + std::to_string(persisted));
   }
 
-  // Images at the ingested LSN for the pages the policy names (section 7.3).
+  // Images at the ingested LSN for the pages the policy names (section 7.3);
+  // when every page that needed one got it, materialized_lsn moves to the
+  // persisted LSN (every delta file up to it has the images it asked for).
   void MakeImages() {
     auto needs = store->PagesNeedingImages(opt.image_policy);
-    if (!needs.ok() || needs->empty()) return;
-    const Lsn at = store->state().ingested_lsn;
+    if (!needs.ok()) return;
+    const StoreState st = store->state();
+    const Lsn at = st.ingested_lsn;
     std::vector<PageRecord> images;
+    bool all = true;
     for (const auto& n : *needs) {
       auto plan = store->Select(n.page, at);
-      if (!plan.ok() || plan->outcome != ReadPlan::Outcome::kReady) continue;
-      auto img = Build(n.page, *plan);
-      if (!img.ok()) continue;
-      auto page_lsn = opt.helper->CheckImage(n.page, *img);
-      if (!page_lsn.ok() || *page_lsn > at) continue;
+      Result<std::string> img = plan.ok() && plan->outcome == ReadPlan::Outcome::kReady
+                                    ? Build(n.page, *plan)
+                                    : Result<std::string>(Status::Corruption("no plan"));
+      Result<Lsn> page_lsn = img.ok() ? opt.helper->CheckImage(n.page, *img) : Result<Lsn>(img.status());
+      if (!page_lsn.ok() || *page_lsn > at) {
+        all = false;  // GetPage names the failure when the page is asked for
+        continue;
+      }
       images.push_back(PageRecord{n.page, *page_lsn, at, RecordKind::kImage, std::move(*img)});
     }
-    if (images.empty()) return;
-    const std::size_t count = images.size();
-    Status s = store->WriteImages(at, std::move(images));
-    if (s.ok()) images_written += count;
-    else Log("warn", "event=images_failed reason=\"" + s.message() + "\"");
+    if (!images.empty()) {
+      const std::size_t count = images.size();
+      Status s = store->WriteImages(at, std::move(images));
+      if (s.ok()) {
+        images_written += count;
+      } else {
+        all = false;
+        Log("warn", "event=images_failed reason=\"" + s.message() + "\"");
+      }
+    }
+    if (all && st.persisted_lsn > st.materialized_lsn) {
+      Status s = store->SetMaterializedLsn(st.persisted_lsn);
+      if (!s.ok()) Log("warn", "event=materialized_failed reason=\"" + s.message() + "\"");
+    }
   }
 
   Result<std::string> Build(PageId page, const ReadPlan& plan) {
