@@ -14,7 +14,8 @@
 // server), listen, data_dir, log_nodes (its co-located node first),
 // write_quorum (2), cluster_id, secret_file, port_file, helper (only "fake"
 // until stage 4 brings mysqld --strata-page-apply), page_size (fake helper;
-// 4096), freeze_bytes, freeze_interval_ms, wait_timeout_ms.
+// 4096), freeze_bytes, freeze_interval_ms, wait_timeout_ms, gc_history_bytes (0: no GC; else the
+// GC horizon follows the persisted LSN this many bytes behind).
 // Logs: one line per event on stderr, "ts=... level=... pageserver=... event=...".
 // SIGTERM/SIGINT: stop, exit 0 (what was not persisted is re-ingested from
 // the log at the next start: the pin holds it).
@@ -74,7 +75,7 @@ bool ReadConfig(int argc, char** argv, std::map<std::string, std::string>* kv, s
   }
   static const char* kKeys[] = {"name", "listen", "data_dir", "log_nodes", "write_quorum", "cluster_id", "secret_file",
                                 "port_file", "helper", "page_size", "freeze_bytes", "freeze_interval_ms",
-                                "wait_timeout_ms"};
+                                "wait_timeout_ms", "gc_history_bytes"};
   for (const auto& [k, v] : *kv) {
     if (std::find(std::begin(kKeys), std::end(kKeys), k) == std::end(kKeys)) {
       *err = "unknown key " + k;
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
   o.freeze_bytes = Num(kv, "freeze_bytes", 4ull << 20);
   o.freeze_interval = std::chrono::milliseconds(Num(kv, "freeze_interval_ms", 1000));
   o.wait_timeout = std::chrono::milliseconds(Num(kv, "wait_timeout_ms", 10000));
+  o.gc_history_bytes = Num(kv, "gc_history_bytes", 0);
   o.log = [&log_mu](std::string_view level, std::string_view line) {
     std::lock_guard<std::mutex> l(log_mu);
     std::cerr << "ts=" << Now() << " level=" << level << " " << line << "\n";

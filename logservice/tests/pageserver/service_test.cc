@@ -170,6 +170,7 @@ class PageServerTest : public ::testing::Test {
     o.freeze_bytes = 1u << 20;
     o.freeze_interval = milliseconds(100);
     o.wait_timeout = milliseconds(400);
+    o.gc_history_bytes = gc_history_bytes_;
     o.log = [this](std::string_view level, std::string_view line) {
       if (level != "warn" && level != "error") return;
       std::lock_guard<std::mutex> l(log_mu_);
@@ -213,6 +214,7 @@ class PageServerTest : public ::testing::Test {
   std::mutex log_mu_;
   std::vector<std::string> bad_lines_;
   std::vector<std::string> allowed_;  // substrings a test provokes, each with its reason
+  std::uint64_t gc_history_bytes_ = 0;
 };
 
 TEST_F(PageServerTest, GetPageAtEveryLsnIsTheModelsPage) {
@@ -420,6 +422,46 @@ TEST_F(PageServerTest, ACrashAtEveryMutationOfAFreezeLosesNothing) {
     ps_.reset();
   }
   EXPECT_GE(crashes, 10) << "the crash points were not reached: the test proves little";
+}
+
+// GC (section 7.4) driven by the daemon: the horizon follows the persisted
+// LSN; below it a page that changed since is below_horizon (named, never an
+// old guess), a page unchanged since is still served, and at and above the
+// horizon every page is exact.
+TEST_F(PageServerTest, GcBelowTheHorizonNamesChangedPagesAndServesUnchangedOnes) {
+  gc_history_bytes_ = 600;
+  StartServer();
+  std::vector<Lsn> ends = {Append({{W::kCreate, 1, 4, 0, "t1"}})};
+  ends.push_back(Append({{W::kWrite, 1, 2, 50, "never-again"}}));  // page 2: written once
+  const Lsn page2_written = ends.back();
+  for (int i = 0; i < 30; ++i) {
+    ends.push_back(Append({{W::kWrite, 1, 0, static_cast<std::uint32_t>(60 + i), "c" + std::to_string(i)}}));
+    if (i % 5 == 4) std::this_thread::sleep_for(milliseconds(150));  // several freezes, several delta files
+  }
+  ASSERT_TRUE(WaitIngested(ends.back()));
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (Stat("gc_horizon_lsn") < ends.back() - 600 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  const Lsn horizon = Stat("gc_horizon_lsn");
+  ASSERT_EQ(horizon, ends.back() - 600);
+  EXPECT_GE(Stat("gc_runs"), 1u);
+  EXPECT_GE(Stat("gc_files_removed"), 1u);
+  // Page 0 changed after page2_written: below the horizon it is gone.
+  const auto old0 = ps_->GetPage(1, 0, page2_written, 0);
+  EXPECT_EQ(old0.code, wire::Code::kBelowHorizon) << old0.error;
+  EXPECT_TRUE(old0.image.empty());
+  // Page 2 did not change since: served below the horizon.
+  const auto old2 = ps_->GetPage(1, 2, page2_written, 0);
+  ASSERT_EQ(old2.code, wire::Code::kOk) << old2.error;
+  EXPECT_TRUE(old2.image == model_.Expect(*helper_, 1, 2, page2_written));
+  for (Lsn at : ends) {
+    if (at < horizon) continue;
+    for (std::uint32_t p : {0u, 2u}) {
+      const auto r = ps_->GetPage(1, p, at, 0);
+      ASSERT_EQ(r.code, wire::Code::kOk) << r.error;
+      EXPECT_TRUE(r.image == model_.Expect(*helper_, 1, p, at)) << p << " at " << at;
+    }
+  }
 }
 
 // A message that does not decode gets an error naming the problem, and the

@@ -172,7 +172,7 @@ struct PageServer::Impl {
   std::deque<Work> queue;
 
   std::atomic<std::uint64_t> getpage_requests{0}, getpage_errors{0}, ingest_waits{0}, records_ingested{0},
-      bytes_followed{0}, freezes{0}, images_written{0}, pin_moves{0}, bad_messages{0};
+      bytes_followed{0}, freezes{0}, images_written{0}, pin_moves{0}, bad_messages{0}, gc_runs{0}, gc_files_removed{0};
 
   void Log(std::string_view level, const std::string& line) {
     if (opt.log) opt.log(level, "pageserver=" + opt.name + " " + line);
@@ -290,6 +290,46 @@ struct PageServer::Impl {
     const Lsn persisted = store->state().persisted_lsn;
     MovePin(persisted);
     MakeImages();
+    Collect();
+  }
+
+  // GC at persisted - gc_history_bytes: the store drops what no answer at or
+  // above the horizon needs; the pages that hold files back get images at
+  // the horizon and the store is asked again.
+  void Collect() {
+    const StoreState st = store->state();
+    if (opt.gc_history_bytes == 0 || st.persisted_lsn <= opt.gc_history_bytes) return;
+    const Lsn h = st.persisted_lsn - opt.gc_history_bytes;
+    if (h <= st.gc_horizon) return;
+    auto r = store->CollectGarbage(h);
+    if (r.ok() && !r->pages_needing_images.empty()) {
+      std::vector<PageRecord> images;
+      for (const PageId& page : r->pages_needing_images) {
+        auto plan = store->Select(page, h);
+        if (!plan.ok() || plan->outcome != ReadPlan::Outcome::kReady) continue;
+        auto img = Build(page, *plan);
+        auto page_lsn = img.ok() ? opt.helper->CheckImage(page, *img) : Result<Lsn>(img.status());
+        if (page_lsn.ok() && *page_lsn <= h) images.push_back(PageRecord{page, *page_lsn, h, RecordKind::kImage, std::move(*img)});
+      }
+      const std::size_t count = images.size();
+      Status s = images.empty() ? Status::Ok() : store->WriteImages(h, std::move(images));
+      if (s.ok()) {
+        images_written += count;
+        r = store->CollectGarbage(h);
+      } else {
+        Log("warn", "event=gc_images_failed horizon=" + std::to_string(h) + " reason=\"" + s.message() + "\"");
+      }
+    }
+    if (!r.ok()) {
+      Log("warn", "event=gc_failed horizon=" + std::to_string(h) + " reason=\"" + r.status().message() + "\"");
+      return;
+    }
+    ++gc_runs;
+    gc_files_removed += r->delta_files_removed + r->image_files_removed;
+    Log("info", "event=gc horizon=" + std::to_string(h) + " delta_files_removed=" +
+                    std::to_string(r->delta_files_removed) + " image_files_removed=" +
+                    std::to_string(r->image_files_removed) + " pages_holding_back=" +
+                    std::to_string(r->pages_needing_images.size()));
   }
 
   void MovePin(Lsn persisted) {
@@ -478,6 +518,8 @@ struct PageServer::Impl {
             {"freezes", freezes.load()},
             {"images_written", images_written.load()},
             {"pin_moves", pin_moves.load()},
+            {"gc_runs", gc_runs.load()},
+            {"gc_files_removed", gc_files_removed.load()},
             {"bad_messages", bad_messages.load()}};
   }
 

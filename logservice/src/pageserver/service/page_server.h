@@ -54,6 +54,11 @@ struct PageServerOptions {
   std::chrono::milliseconds wait_timeout{10000};  // GetPage's wait for not_modified_since
   std::size_t workers = 4;
   ImagePolicy image_policy;  // after each freeze, images for the pages that need one
+  // GC (section 7.4) after each freeze: the horizon follows persisted_lsn
+  // this many bytes behind (0: no GC). A stand-in for the time-based
+  // history window (stage 9): a GetPage below the horizon answers only for
+  // a page unchanged since, else below_horizon.
+  std::uint64_t gc_history_bytes = 0;
   std::function<void(std::string_view level, std::string_view line)> log;  // "event=... key=value"
 };
 
