@@ -23,9 +23,19 @@
 //     the same status over the replication transport, authenticated with the
 //     writers' cluster secret: for builds without gRPC.
 //
+//   logservicectl pin-list --nodes=A,B,C --cluster_id=ID --secret_file=F [--json]
+//   logservicectl pin-set  --nodes=... --name=NAME --lsn=LSN ...
+//   logservicectl pin-drop --nodes=... --name=NAME ...
+//     retention pins (docs/design/page-server.md 7.4): a node frees no redo at
+//     or above its lowest pin. pageserverd sets its own; these verbs list them
+//     and let an operator drop the pin of a page server that is gone (or set
+//     one by hand). One line per node and pin; set and drop are durable on a
+//     node before it answers.
+//
 // Output: one line per node ("key=value ..." or JSON with --json); a node
 // that fails gets an error= line. Exit code 0 if every node succeeded, 1
 // otherwise, 2 for a usage error.
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
@@ -47,7 +57,10 @@ constexpr const char* kUsage =
     "[--json]\n"
     "       logservicectl drop-volume --admin=H:P,... --token_file=FILE --cluster_id=ID [--tls_ca_file=FILE ...]\n"
     "       logservicectl create-volume --admin=H:P,... --token_file=FILE [--tls_ca_file=FILE ...]\n"
-    "       logservicectl status --nodes=A,B,C --cluster_id=ID --secret_file=FILE [--json]\n";
+    "       logservicectl status --nodes=A,B,C --cluster_id=ID --secret_file=FILE [--json]\n"
+    "       logservicectl pin-list --nodes=A,B,C --cluster_id=ID --secret_file=FILE [--json]\n"
+    "       logservicectl pin-set --nodes=A,B,C --name=NAME --lsn=LSN --cluster_id=ID --secret_file=FILE\n"
+    "       logservicectl pin-drop --nodes=A,B,C --name=NAME --cluster_id=ID --secret_file=FILE\n";
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
@@ -77,6 +90,7 @@ void Print(const KeyValues& kv, bool json) {
 struct Args {
   std::string command;
   std::string nodes, admin, cluster, secret_file, token_file, tls_ca_file, tls_server_name;
+  std::string pin_name, pin_lsn;
   bool cluster_given = false;
   bool json = false;
 };
@@ -98,6 +112,8 @@ bool Parse(const std::vector<std::string>& argv, Args* a) {
     else if (key == "--token_file") a->token_file = val;
     else if (key == "--tls_ca_file") a->tls_ca_file = val;
     else if (key == "--tls_server_name") a->tls_server_name = val;
+    else if (key == "--name") a->pin_name = val;
+    else if (key == "--lsn") a->pin_lsn = val;
     else {
       std::cerr << "logservicectl: unknown argument " << s << "\n";
       return false;
@@ -252,6 +268,61 @@ int TransportStatus(const Args& a) {
   return rc;
 }
 
+// pin-list / pin-set / pin-drop over the replication transport.
+int TransportPins(const Args& a) {
+  repl::Frame req;
+  req.type = wire::MsgType::kPinReq;
+  req.pins = {repl::Pin{a.pin_name, 0}};
+  if (a.command == "pin-list") {
+    req.u32a = static_cast<std::uint32_t>(wire::PinOp::kList);
+  } else {
+    if (a.pin_name.empty() || a.pin_name.size() > wire::kMaxPinName) {
+      std::cerr << "logservicectl: " << a.command << " needs --name=NAME (1.." << wire::kMaxPinName << " bytes)\n";
+      return 2;
+    }
+    if (a.command == "pin-set") {
+      char* end = nullptr;
+      const unsigned long long v = a.pin_lsn.empty() ? 0 : std::strtoull(a.pin_lsn.c_str(), &end, 10);
+      if (a.pin_lsn.empty() || *end != '\0') {
+        std::cerr << "logservicectl: pin-set needs --lsn=LSN (a decimal number)\n";
+        return 2;
+      }
+      req.u32a = static_cast<std::uint32_t>(wire::PinOp::kSet);
+      req.lsn = req.pins[0].lsn = v;
+    } else {
+      req.u32a = static_cast<std::uint32_t>(wire::PinOp::kDrop);
+    }
+  }
+  auto secret = server::ReadSecretFile(a.secret_file);
+  if (!secret.ok()) {
+    std::cerr << "logservicectl: " << secret.status().message() << "\n";
+    return 2;
+  }
+  auto t = strata::rdma::Transport::Create(repl::ReplicationTransportOptions(a.cluster, *secret));
+  if (!t.ok()) {
+    std::cerr << "logservicectl: " << t.status().message() << "\n";
+    return 2;
+  }
+  int rc = 0;
+  for (const auto& addr : server::SplitList(a.nodes)) {
+    auto ch = repl::RpcChannel::Connect(**t, addr, nullptr, nullptr);
+    Result<repl::Frame> rep = ch.ok() ? (*ch)->Call(req, std::chrono::milliseconds(3000)) : Result<repl::Frame>(ch.status());
+    if (!rep.ok()) {
+      rc = 1;
+      Print({{"address", addr}, {"error", rep.status().message()}}, a.json);
+      continue;
+    }
+    if (rep->code != wire::ReplyCode::kOk) {
+      rc = 1;
+      Print({{"address", addr}, {"error", std::string(repl::ReplyCodeName(rep->code)) + ": " + rep->error}}, a.json);
+      continue;
+    }
+    if (rep->pins.empty()) Print({{"address", addr}, {"pins", "0"}}, a.json);
+    for (const auto& p : rep->pins) Print({{"address", addr}, {"pin", p.name}, {"lsn", std::to_string(p.lsn)}}, a.json);
+  }
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,6 +332,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool volume_action = a.command == "drop-volume" || a.command == "create-volume";
+  const bool pin_action = a.command == "pin-list" || a.command == "pin-set" || a.command == "pin-drop";
+  if (pin_action) {
+    if (a.nodes.empty()) {
+      std::cerr << "logservicectl: " << a.command << " goes over the replication transport: give --nodes=A,B,C\n";
+      return 2;
+    }
+    return TransportPins(a);
+  }
   if (a.command != "status" && !volume_action) {
     std::cerr << kUsage;
     return 2;

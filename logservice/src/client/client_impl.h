@@ -89,6 +89,9 @@ struct LogClient::Impl {
     Lsn tail_block = 0, tail_end = 0;
     Lsn sent = 0;                  // next stream LSN to send
     std::uint64_t tail_sent = 0;   // tail version sent
+    // Highest quorum frontier this node was told (AppendReq or HintReq):
+    // followers read from the node up to it (docs/design/page-server.md 7.1).
+    Lsn hint_sent = 0;
     std::string last_error = "not connected yet";
     // Its last append/tail reply was an error (e.g. store_error: disk full):
     // connected and sealed but not acknowledging, so not counted as healthy
@@ -305,6 +308,7 @@ struct LogClient::Impl {
         cv.notify_all();
         return;
       }
+      if (f.type == MsgType::kHintResp) return;  // no news of durability
       nl.last_ack = rt->Now();
       if (write_reply) nl.failing = false;
       if (f.type == MsgType::kStatusResp) {
@@ -440,6 +444,7 @@ struct LogClient::Impl {
     }
     nl.sealed = true;
     nl.failing = false;
+    nl.hint_sent = 0;  // maybe a restarted node: tell it our frontier again
     nl.state = sr->state;
     nl.rebuilding = sr->state.rebuilding;
     nl.durable = std::max(nl.durable, std::min(sr->state.durable, stream_end));
@@ -536,6 +541,7 @@ struct LogClient::Impl {
       f.epoch = epoch;
       f.lsn = nl.sent;
       f.lsn2 = std::min(frontier.load(), stream_end);
+      const Lsn hint = f.lsn2;
       f.data = it->second.substr(off);
       if (want_written_acks.load(std::memory_order_relaxed)) f.u32a = wire::kAppendWantsWrittenAck;
       // The last chunk carries the tail register when it is due: one
@@ -556,6 +562,7 @@ struct LogClient::Impl {
       if (!s.ok()) return;  // busy or closed: maintenance retries
       nl.sent = it->first + it->second.size();
       if (with_tail) nl.tail_sent = tail_version;
+      nl.hint_sent = std::max(nl.hint_sent, hint);
     }
     if (tail.valid() && nl.tail_sent != tail_version) {
       Frame f;
@@ -594,6 +601,17 @@ struct LogClient::Impl {
             nl.next_attempt = now + cfg.reconnect_interval;
           } else {
             PumpLocked(i);
+            // Nothing left to send but the node has not heard our newest
+            // frontier (the last commit of an idle writer, a tail's bytes):
+            // tell it, so that followers reading from it see that much.
+            const Lsn f = frontier.load();
+            if (writer() && nl.sealed && nl.ch && !fenced && nl.sent >= stream_end && f > nl.hint_sent) {
+              Frame h;
+              h.type = MsgType::kHintReq;
+              h.epoch = epoch;
+              h.lsn = f;
+              if (nl.ch->Post(std::move(h)).ok()) nl.hint_sent = f;
+            }
             // A node behind the frontier catches up from peers on its own;
             // poll its state so that acks (and status()) see it.
             // Also covers an acknowledgement lost to a busy reply path, for

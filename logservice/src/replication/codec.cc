@@ -162,9 +162,26 @@ void PutBody(Writer& w, const Frame& f) {
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp: PutState(w, f.state); break;
+    case MsgType::kFollowReq: w.U64(f.lsn); w.U32(f.u32a); break;
+    case MsgType::kFollowResp:
+      w.U64(f.lsn);
+      w.U64(f.lsn2);
+      w.U32(static_cast<std::uint32_t>(f.ranges.size()));
+      for (const auto& r : f.ranges) { w.U64(r.start); w.U64(r.epoch); w.Bytes(r.bytes); }
+      w.U64(f.tail.valid() ? f.tail.block_lsn : 0);
+      w.U64(f.tail.valid() ? f.tail.data_end : 0);
+      w.Bytes(f.tail.valid() ? std::string_view(f.tail.image) : std::string_view());
+      break;
+    case MsgType::kHintReq: w.U64(f.lsn); break;
+    case MsgType::kPinReq: w.U8(static_cast<std::uint8_t>(f.u32a)); w.Str(f.pins.empty() ? "" : f.pins[0].name); w.U64(f.lsn); break;
+    case MsgType::kPinResp:
+      w.U32(static_cast<std::uint32_t>(f.pins.size()));
+      for (const auto& p : f.pins) { w.Str(p.name); w.U64(p.lsn); }
+      break;
     case MsgType::kCkptSetResp:
     case MsgType::kCkptGetReq:
     case MsgType::kPagePutResp:
+    case MsgType::kHintResp:
     case MsgType::kStatusReq: break;
   }
 }
@@ -243,9 +260,47 @@ bool GetBody(Reader& r, Frame* f) {
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp: return GetState(r, &f->state);
+    case MsgType::kFollowReq: return r.U64(&f->lsn) && r.U32(&f->u32a) && f->u32a <= wire::kMaxReadBytes;
+    case MsgType::kFollowResp: {
+      std::uint32_t n;
+      if (!r.U64(&f->lsn) || !r.U64(&f->lsn2) || !r.U32(&n) || n > wire::kMaxRanges) return false;
+      f->ranges.resize(n);
+      std::size_t total = 0;
+      for (auto& x : f->ranges) {
+        if (!r.U64(&x.start) || !r.U64(&x.epoch) || !r.Bytes(&x.bytes, wire::kMaxRedoChunk)) return false;
+        total += x.bytes.size();
+        // Nothing at or above the frontier, ever.
+        if (total > wire::kMaxReadBytes || x.start + x.bytes.size() < x.start || x.start + x.bytes.size() > f->lsn)
+          return false;
+      }
+      if (!r.U64(&f->tail.block_lsn) || !r.U64(&f->tail.data_end) || !r.Bytes(&f->tail.image, wire::kMaxTailImage))
+        return false;
+      if (f->tail.data_end == 0) return f->tail.block_lsn == 0 && f->tail.image.empty();
+      return f->tail.block_lsn == f->lsn && f->tail.data_end > f->tail.block_lsn &&
+             f->tail.data_end - f->tail.block_lsn <= f->tail.image.size();
+    }
+    case MsgType::kHintReq: return r.U64(&f->lsn);
+    case MsgType::kPinReq: {
+      std::uint8_t op;
+      f->pins.resize(1);
+      if (!r.U8(&op) || op > wire::kLastPinOp || !r.Str(&f->pins[0].name, wire::kMaxPinName) || !r.U64(&f->lsn))
+        return false;
+      f->u32a = op;
+      f->pins[0].lsn = f->lsn;
+      return op == static_cast<std::uint8_t>(wire::PinOp::kList) || !f->pins[0].name.empty();
+    }
+    case MsgType::kPinResp: {
+      std::uint32_t n;
+      if (!r.U32(&n) || n > wire::kMaxPins) return false;
+      f->pins.resize(n);
+      for (auto& p : f->pins)
+        if (!r.Str(&p.name, wire::kMaxPinName) || !r.U64(&p.lsn)) return false;
+      return true;
+    }
     case MsgType::kCkptSetResp:
     case MsgType::kCkptGetReq:
     case MsgType::kPagePutResp:
+    case MsgType::kHintResp:
     case MsgType::kStatusReq: return true;
   }
   return false;
@@ -311,7 +366,8 @@ std::string_view MsgTypeName(wire::MsgType t) {
   static constexpr std::string_view kNames[] = {
       "?",          "PromiseReq",  "PromiseResp", "SealReq",    "SealResp",    "AppendReq",  "AppendResp",
       "TailReq",    "TailResp",    "ReadReq",     "ReadResp",   "CkptSetReq",  "CkptSetResp", "CkptGetReq",
-      "CkptGetResp", "PagePutReq", "PagePutResp", "PageGetReq", "PageGetResp", "StatusReq",  "StatusResp", "ReleaseReq", "ReleaseResp"};
+      "CkptGetResp", "PagePutReq", "PagePutResp", "PageGetReq", "PageGetResp", "StatusReq",  "StatusResp", "ReleaseReq", "ReleaseResp",
+      "FollowReq", "FollowResp", "HintReq", "HintResp", "PinReq", "PinResp"};
   auto i = static_cast<std::size_t>(t);
   return i < std::size(kNames) ? kNames[i] : "?";
 }

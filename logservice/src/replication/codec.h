@@ -71,6 +71,13 @@ struct WireRange {
   bool operator==(const WireRange&) const = default;
 };
 
+// A retention pin (wire.h PinReq): the node keeps redo at or above lsn.
+struct Pin {
+  std::string name;
+  Lsn lsn = 0;
+  bool operator==(const Pin&) const = default;
+};
+
 // One message. Only the fields of its type are encoded (see wire.h).
 struct Frame {
   wire::MsgType type = wire::MsgType::kStatusReq;
@@ -96,6 +103,8 @@ struct Frame {
   // the header's). AppendResp: the register the node holds (no image);
   // invalid when the request carried none.
   TailImage tail;
+  // PinReq: name + op (u32a) + lsn; PinResp: the node's pins.
+  std::vector<Pin> pins;
 };
 
 std::string Encode(const Frame& f);

@@ -45,6 +45,14 @@
 //   PagePutReq   u32 space, u32 page, u64 lsn, bytes image        PagePutResp (nothing)
 //   PageGetReq   u32 space, u32 page, u64 lsn     PageGetResp  u8 found, u64 lsn, bytes image
 //   StatusReq    (nothing)
+//   FollowReq    u64 from_lsn, u32 max_bytes (a follower: docs/design/page-server.md 7.1; no epoch needed)
+//   FollowResp   u64 frontier (min(node durable, writer's acknowledged hint): no byte at or above it is
+//                returned), u64 released, u32 n, n*(u64 start, u64 epoch, bytes) (all below frontier),
+//                u64 tail_block, u64 tail_data_end, bytes tail_image (the sealed epoch's tail register,
+//                only when its block is the frontier and its data end is acknowledged; data end 0: none)
+//   HintReq      u64 acked_lsn (the writer's quorum frontier, tail included), sent when no append carries it
+//   HintResp     (nothing)
+//   PinReq       u8 op (PinOp), str name, u64 lsn    PinResp  u32 n, n*(str name, u64 lsn): the pins after op
 //   PromiseResp, SealResp, StatusResp: NodeState =
 //                str node_id, u64 promised_epoch, u64 writer_id, u64 seal_epoch, u64 seal_lsn,
 //                u64 last_epoch, u64 released, u64 durable, u64 complete, u64 highest,
@@ -68,7 +76,9 @@ inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
 // 4: NodeState carries was_member (a node that moved a damaged log aside);
 //    AppendReq carries flags (the written reply only when the writer asks).
 // 5: AppendReq may carry the tail register and AppendResp answers for it
-//    (one message, one journal write and one fdatasync per commit per node).
+//    (one message, one journal write and one fdatasync per commit per node);
+//    FollowReq/Resp (followers such as pageserverd), HintReq/Resp (the writer's
+//    acknowledged frontier when no append carries it), PinReq/Resp (retention pins).
 inline constexpr std::uint8_t kWireVersion = 5;
 
 inline constexpr std::size_t kMagicOffset = 0;
@@ -104,6 +114,8 @@ inline constexpr std::size_t kMaxAddress = 256;
 inline constexpr std::size_t kMaxNodeId = 64;
 inline constexpr std::size_t kMaxCounters = 64;
 inline constexpr std::size_t kMaxRanges = 1024;
+inline constexpr std::size_t kMaxPins = 64;
+inline constexpr std::size_t kMaxPinName = 64;
 // Largest encoded message (a ReadResp or PagePut with headroom); the
 // transport's bulk ring must hold it (send_path.h: messages larger than a
 // receive slot go by SendBulk).
@@ -120,11 +132,16 @@ enum class MsgType : std::uint8_t {
   kPagePutReq, kPagePutResp,
   kPageGetReq, kPageGetResp,
   kStatusReq, kStatusResp,
-  kReleaseReq, kReleaseResp,  // free log below lsn (capped by the node at its checkpoint)
+  kReleaseReq, kReleaseResp,  // free log below lsn (capped by the node at its checkpoint and lowest pin)
+  kFollowReq, kFollowResp,    // a follower reads acknowledged redo (never at or above the frontier)
+  kHintReq, kHintResp,        // the writer's acknowledged frontier, when no append carries it
+  kPinReq, kPinResp,          // retention pins: list / set / drop
 };
+enum class PinOp : std::uint8_t { kList = 0, kSet = 1, kDrop = 2 };
+inline constexpr std::uint8_t kLastPinOp = 2;
 inline constexpr std::uint8_t kFirstType = 1;
-inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kReleaseResp);
-static_assert(kLastType == 22);
+inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kPinResp);
+static_assert(kLastType == 28);
 inline bool IsResponse(MsgType t) { return static_cast<std::uint8_t>(t) % 2 == 0; }
 
 enum class ReplyCode : std::uint16_t {

@@ -54,6 +54,11 @@ struct Node::Impl {
   mutable std::mutex meta_mu;
   NodeMeta meta;
   Lsn commit_hint = 0;
+  // The writer's acknowledged frontier as HintReq brings it (tail included),
+  // and the seal epoch it came in: a follower is given the sealed epoch's
+  // tail register only when this covers it (HandleFollow).
+  Lsn ack_hint = 0;
+  Epoch ack_hint_epoch = 0;
   std::mutex seal_mu;  // Seal (worker) vs. gap-fill appends (catch-up)
   // Serializes read-modify-save of node_meta: the worker (promise, seal) and
   // the catch-up thread (a rebuilt node becoming a member). Taken before
@@ -279,6 +284,9 @@ struct Node::Impl {
       case MsgType::kPageGetReq: HandlePageGet(req, &rep); break;
       case MsgType::kStatusReq: rep.state = State(); break;
       case MsgType::kReleaseReq: HandleRelease(req, &rep); break;
+      case MsgType::kFollowReq: HandleFollow(req, &rep); break;
+      case MsgType::kHintReq: HandleHint(req, &rep); break;
+      case MsgType::kPinReq: HandlePin(req, &rep); break;
       default: rep.code = ReplyCode::kInvalid; rep.error = "not a request"; break;
     }
     {
@@ -598,21 +606,155 @@ struct Node::Impl {
     if (!s.ok()) Fail(rep, s);
   }
 
+  // The lowest retention pin (no pin: no limit). Under meta_mu.
+  Lsn LowestPinLocked() const {
+    Lsn low = ~Lsn{0};
+    for (const auto& p : meta.pins) low = std::min(low, p.lsn);
+    return low;
+  }
+
   // The writer frees what it will never read again. Capped at the stored
-  // checkpoint (recovery starts there) and at what this node holds; replies
-  // with where the log now starts.
+  // checkpoint (recovery starts there), at the lowest retention pin (a
+  // follower has not stored what lies above it) and at what this node
+  // holds; replies with where the log now starts.
   void HandleRelease(const Frame& req, Frame* rep) {
     if (!CheckWriter(req, rep, true)) return;
     auto cur = ckpt->Read();
     Status s;
+    Lsn pin;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      pin = LowestPinLocked();
+    }
     if (cur.ok()) {
-      const Lsn upto = std::min({req.lsn, cur->checkpoint_lsn, log->frontier().complete_lsn});
+      const Lsn upto = std::min({req.lsn, cur->checkpoint_lsn, log->frontier().complete_lsn, pin});
       s = log->ReleaseBelow(upto);
     } else if (!cur.status().is_not_found()) {
       s = cur.status();
     }
     if (!s.ok()) Fail(rep, s);
     rep->lsn = log->frontier().released_lsn;
+  }
+
+  // A follower (docs/design/page-server.md 7.1) reads redo the writer has
+  // acknowledged: blocks below min(our durable end, the writer's hint), never
+  // a byte at or above it, so nothing it is given can be cut by a later seal
+  // (every writer's recovery keeps what a quorum acknowledged). The hint is
+  // the newest quorum frontier any writer sent us (AppendReq, SealReq,
+  // HintReq); bytes below it and below our durable end are that stream on
+  // every node. Then, when the reply reaches that frontier, the sealed
+  // epoch's tail register if the writer's HintReq in that epoch covers its
+  // data end: the partial last block, re-read by the follower as it grows.
+  // Answered at once (the worker never blocks); the follower polls.
+  void HandleFollow(const Frame& req, Frame* rep) {
+    Count(wire::NodeCounter::kReads);
+    if (log_damaged.load()) {
+      rep->code = ReplyCode::kStoreError;
+      rep->error = "node " + opt.node_id + ": its log is damaged; it restarts and rebuilds it from its peers";
+      return;
+    }
+    Lsn hint;
+    repl::TailImage tail;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      hint = std::max(commit_hint, ack_hint);
+      if (meta.tail.valid() && meta.tail.epoch == meta.seal_epoch && ack_hint_epoch == meta.seal_epoch &&
+          meta.tail.data_end <= ack_hint)
+        tail = meta.tail;
+    }
+    const LogFrontier fr = log->frontier();
+    const Lsn frontier = opt.testing_follow_to_durable ? fr.durable_lsn : std::min(fr.durable_lsn, hint);
+    rep->lsn = frontier;
+    rep->lsn2 = fr.released_lsn;
+    if (req.lsn < fr.released_lsn) {
+      rep->code = ReplyCode::kNotFound;
+      rep->error = "LSN " + std::to_string(req.lsn) + " was released on node " + opt.node_id + " (released " +
+                   std::to_string(fr.released_lsn) + ")";
+      return;
+    }
+    Lsn at = req.lsn;
+    if (at < frontier) {
+      const std::size_t want = std::min<std::uint64_t>({req.u32a, wire::kMaxReadBytes, frontier - at});
+      auto r = log->Read(at, want);
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kCorruption) LogDamaged(r.status(), "follow");
+        return Fail(rep, r.status());
+      }
+      for (auto& range : *r) {
+        if (range.start_lsn != at || at >= frontier) break;  // contiguous from `from` only
+        std::string_view b = range.bytes;
+        if (b.size() > frontier - at) b = b.substr(0, frontier - at);
+        while (!b.empty() && rep->ranges.size() < wire::kMaxRanges) {
+          const std::size_t n = std::min(b.size(), wire::kMaxRedoChunk);
+          rep->ranges.push_back(repl::WireRange{at, range.epoch, std::string(b.substr(0, n))});
+          b.remove_prefix(n);
+          at += n;
+        }
+        if (!b.empty()) break;
+      }
+    }
+    if (at == frontier && tail.valid() && tail.block_lsn == frontier) rep->tail = tail;
+  }
+
+  // The writer's acknowledged frontier when no append carries it (an idle
+  // writer's last commit, a tail register's bytes): what followers may read.
+  void HandleHint(const Frame& req, Frame* rep) {
+    if (!CheckWriter(req, rep, true)) return;
+    std::lock_guard<std::mutex> l(meta_mu);
+    if (ack_hint_epoch != req.epoch) {
+      ack_hint_epoch = req.epoch;
+      ack_hint = 0;
+    }
+    ack_hint = std::max(ack_hint, req.lsn);
+  }
+
+  // Retention pins (docs/design/page-server.md 7.4): list, set (create or
+  // move) or drop one by name; durable in node_meta before the reply. A pin
+  // below the released LSN is refused: that redo is gone already.
+  void HandlePin(const Frame& req, Frame* rep) {
+    const auto op = static_cast<wire::PinOp>(req.u32a);
+    if (op != wire::PinOp::kList) {
+      std::lock_guard<std::mutex> ms(meta_save_mu);
+      NodeMeta next;
+      {
+        std::lock_guard<std::mutex> l(meta_mu);
+        next = meta;
+      }
+      const repl::Pin& want = req.pins.at(0);
+      auto it = std::find_if(next.pins.begin(), next.pins.end(), [&](const repl::Pin& p) { return p.name == want.name; });
+      const Lsn released = log->frontier().released_lsn;
+      if (op == wire::PinOp::kDrop) {
+        if (it == next.pins.end()) {
+          rep->code = ReplyCode::kNotFound;
+          rep->error = "no pin named " + want.name + " on node " + opt.node_id;
+          return;
+        }
+        next.pins.erase(it);
+      } else if (want.lsn < released) {
+        rep->code = ReplyCode::kInvalid;
+        rep->error = "pin " + want.name + " at " + std::to_string(want.lsn) + " is below the released LSN " +
+                     std::to_string(released) + " of node " + opt.node_id;
+        return;
+      } else if (it != next.pins.end()) {
+        it->lsn = want.lsn;
+      } else if (next.pins.size() >= wire::kMaxPins) {
+        rep->code = ReplyCode::kInvalid;
+        rep->error = "node " + opt.node_id + " holds " + std::to_string(wire::kMaxPins) + " pins already";
+        return;
+      } else {
+        next.pins.push_back(want);
+      }
+      Status s = SaveNodeMeta(*fs, opt.data_dir, next);
+      if (!s.ok()) return Fail(rep, s);
+      {
+        std::lock_guard<std::mutex> l(meta_mu);
+        meta.pins = next.pins;
+      }
+      Log("info", std::string("event=") + (op == wire::PinOp::kDrop ? "pin_dropped" : "pin_moved") +
+                      " name=" + want.name + " lsn=" + std::to_string(want.lsn));
+    }
+    std::lock_guard<std::mutex> l(meta_mu);
+    rep->pins = meta.pins;
   }
 
   void HandleCkptGet(Frame* rep) {
@@ -890,6 +1032,15 @@ struct Node::Impl {
                       " reason=\"the peer's checkpoint does not cover its released LSN\"");
       return false;
     }
+    // The peer's retention pins come with its checkpoint: a follower pinned
+    // on the cluster must not lose its redo on the node rebuilt from it.
+    Frame pq;
+    pq.type = MsgType::kPinReq;
+    pq.u32a = static_cast<std::uint32_t>(wire::PinOp::kList);
+    pq.pins = {repl::Pin{}};
+    auto pins = peer.Call(pq, timeout);
+    if (!pins.ok() || pins->code != ReplyCode::kOk) return false;
+    if (!AdoptPins(pins->pins)) return false;
     auto mine = ckpt->Read();
     Status s = mine.ok() || mine.status().is_not_found() ? Status::Ok() : mine.status();
     if (s.ok() && (!mine.ok() || mine->checkpoint_lsn < cp->lsn)) s = ckpt->Write(Checkpoint{cp->lsn, cp->lsn2, cp->data});
@@ -907,6 +1058,34 @@ struct Node::Impl {
     }
     Log("info", "event=rebuild_start from=" + name + " start=" + std::to_string(start) +
                     " checkpoint=" + std::to_string(cp->lsn) + " had_complete=" + std::to_string(fr.complete_lsn));
+    return true;
+  }
+
+  // Adds the pins we lack (by name) from a peer; durable before we start
+  // our log at the peer's released LSN.
+  bool AdoptPins(const std::vector<repl::Pin>& theirs) {
+    std::lock_guard<std::mutex> ms(meta_save_mu);
+    NodeMeta next;
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      next = meta;
+    }
+    bool changed = false;
+    for (const auto& p : theirs) {
+      if (next.pins.size() >= wire::kMaxPins) break;
+      if (std::none_of(next.pins.begin(), next.pins.end(), [&](const repl::Pin& q) { return q.name == p.name; })) {
+        next.pins.push_back(p);
+        changed = true;
+      }
+    }
+    if (!changed) return true;
+    Status s = SaveNodeMeta(*fs, opt.data_dir, next);
+    if (!s.ok()) {
+      Log("warn", "event=rebuild_failed reason=\"pins: " + s.message() + "\"");
+      return false;
+    }
+    std::lock_guard<std::mutex> l(meta_mu);
+    meta.pins = next.pins;
     return true;
   }
 

@@ -121,6 +121,10 @@ struct NodeOptions {
   // so rot in records nobody reads is found while the peers still hold them.
   std::chrono::milliseconds scrub_interval{0};
   std::uint64_t scrub_bytes_per_second = 64ull << 20;
+  // Tests only (the simulator's --inject follow-unacknowledged): answer
+  // followers up to the durable end, ignoring the writer's acknowledged
+  // frontier, to show that the simulator's follower check catches it.
+  bool testing_follow_to_durable = false;
 };
 
 class Node {

@@ -13,7 +13,9 @@ namespace {
 // with an unknown end, the older register stays in its own file.
 // 4 added was_member; older files read it as "not rebuilding" (a member is
 // one; a rebuilding node of an older version may never have been one).
-constexpr std::uint32_t kMetaVersion = 4;
+// 5 added the retention pins (docs/design/page-server.md 7.4); older files
+// read with none.
+constexpr std::uint32_t kMetaVersion = 5;
 constexpr std::uint32_t kTailVersion = 1;
 
 void Put64(std::string* o, std::uint64_t v) {
@@ -55,6 +57,8 @@ std::string EncodeNodeMeta(const NodeMeta& m) {
   Put64(&o, m.tail_anchored ? 1 : 0);
   Put64(&o, m.seal_cut);
   Put64(&o, m.was_member || !m.rebuilding ? 1 : 0);
+  Put64(&o, m.pins.size());
+  for (const auto& p : m.pins) { PutStr(&o, p.name); Put64(&o, p.lsn); }
   return o;
 }
 
@@ -100,6 +104,14 @@ Status DecodeNodeMeta(std::string_view in, NodeMeta* out) {
     std::uint64_t was_member;
     if (!Get64(&in, &was_member) || was_member > 1) return Status::Corruption("node meta: truncated membership");
     m.was_member = was_member == 1;
+  }
+  if (version >= 5) {
+    std::uint64_t n;
+    if (!Get64(&in, &n) || n > wire::kMaxPins) return Status::Corruption("node meta: bad pin count");
+    m.pins.resize(n);
+    for (auto& p : m.pins)
+      if (!GetStr(&in, &p.name, wire::kMaxPinName) || p.name.empty() || !Get64(&in, &p.lsn))
+        return Status::Corruption("node meta: truncated pin");
   }
   m.was_member = m.was_member || !m.rebuilding;
   if (!in.empty()) return Status::Corruption("node meta: trailing bytes");

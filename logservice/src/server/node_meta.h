@@ -65,6 +65,11 @@ struct NodeMeta {
   // Where the seal of seal_epoch cut the log (LogStore::TruncateAfter(seal_cut,
   // seal_epoch)); a log whose newest epoch is below seal_epoch was not cut yet.
   Lsn seal_cut = 0;
+  // Retention pins (docs/design/page-server.md 7.4): a follower (a page
+  // server) that has not yet stored what it read from the log keeps the
+  // redo at or above its pin; a release never frees at or above the lowest.
+  // Set and dropped by name (PinReq, logservicectl pin-set / pin-drop).
+  std::vector<repl::Pin> pins;
   // Not stored: read from a version 1 or 2 file, whose tail register is in
   // the old "tail" file (the node moves it here at start).
   bool tail_in_file = false;

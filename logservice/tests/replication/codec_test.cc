@@ -44,6 +44,14 @@ Frame Populated(MsgType t) {
     case MsgType::kPageGetResp: f.found = true; f.lsn = 8; f.data = "page"; break;
     case MsgType::kReleaseReq: f.lsn = 4096; break;
     case MsgType::kReleaseResp: f.lsn = 2048; break;
+    case MsgType::kFollowReq: f.lsn = 4096; f.u32a = 65536; break;
+    case MsgType::kFollowResp:
+      f.lsn = 1024; f.lsn2 = 512; f.ranges = {{512, 3, std::string(512, 'b')}};
+      f.tail = TailImage{0, 1024, 1100, std::string(512, 't')};
+      break;
+    case MsgType::kHintReq: f.lsn = 9000; break;
+    case MsgType::kPinReq: f.u32a = static_cast<std::uint32_t>(wire::PinOp::kSet); f.lsn = 500; f.pins = {{"ps1", 500}}; break;
+    case MsgType::kPinResp: f.pins = {{"ps1", 500}, {"ps2", 700}}; break;
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp:
@@ -80,6 +88,7 @@ TEST(Codec, EveryMessageTypeRoundTrips) {
     EXPECT_EQ(g.peers, f.peers);
     EXPECT_EQ(g.ranges, f.ranges);
     EXPECT_EQ(g.state, f.state);
+    EXPECT_EQ(g.pins, f.pins);
     EXPECT_EQ(Encode(g), bytes) << MsgTypeName(f.type);
   }
 }
@@ -92,6 +101,23 @@ TEST(Codec, EveryTruncationAndTrailingByteIsRejected) {
       EXPECT_FALSE(Decode(std::string_view(bytes).substr(0, n), &g).ok()) << MsgTypeName(static_cast<MsgType>(t)) << " " << n;
     EXPECT_FALSE(Decode(bytes + "x", &g).ok());
   }
+}
+
+// A follower must never be handed a byte at or above the frontier the
+// reply names, nor a tail that is not at the frontier.
+TEST(Codec, FollowRespNeverCarriesBytesAtOrAboveItsFrontier) {
+  Frame f = Populated(MsgType::kFollowResp);
+  Frame g;
+  ASSERT_TRUE(Decode(Encode(f), &g).ok());
+  f.lsn = 1023;  // the range [512, 1024) now ends above the frontier
+  f.tail = TailImage{};
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kFollowResp);
+  f.tail.block_lsn = 512;  // a tail below the frontier
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
+  f = Populated(MsgType::kPinReq);
+  f.pins[0].name.clear();  // set without a name
+  EXPECT_FALSE(Decode(Encode(f), &g).ok());
 }
 
 TEST(Codec, BadHeaderFieldsAreRejected) {

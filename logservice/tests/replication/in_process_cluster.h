@@ -43,6 +43,7 @@ class InProcessCluster {
   void Stop(int i);   // Node::Stop: finishes queued work, syncs, closes its Transport
   bool running(int i) const { return nodes_[i] != nullptr; }
   server::Node& node(int i) { return *nodes_[i]; }
+  std::string data_dir(int i) const { return root_ + "/n" + std::to_string(i + 1); }
 
   std::vector<std::string> addresses() const { return addresses_; }  // tcp://... or rdma://...
   // A Network (own Transport) on the cluster's transport, for a client or a

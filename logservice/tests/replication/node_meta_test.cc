@@ -61,8 +61,9 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
   auto why = [&](const std::string& bytes) { return DecodeNodeMeta(bytes, &g).message(); };
   // Layout: 56-byte header, 2 entries of 24, peers at 104 (count + 8 + 9),
   // rebuild state (16), register (epoch, block, data end, 8 + 8 image,
-  // anchored), seal cut, was_member.
-  const std::size_t tail_at = b.size() - (8 * 3 + 8 + 8 + 8 + 8 + 8);
+  // anchored), seal cut, was_member, pin count (8, no pins).
+  const std::size_t end = b.size() - 8;
+  const std::size_t tail_at = end - (8 * 3 + 8 + 8 + 8 + 8 + 8);
   const std::size_t rebuild_at = tail_at - 16;
   EXPECT_EQ(why(put64(b, 0, 99)), "node meta: bad version");
   EXPECT_EQ(why(put64(b, 0, 0)), "node meta: bad version");
@@ -75,10 +76,13 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
   EXPECT_EQ(why(b.substr(0, rebuild_at - 1)), "node meta: truncated peer");
   EXPECT_EQ(why(b.substr(0, rebuild_at + 15)), "node meta: truncated rebuild state");
   EXPECT_EQ(why(put64(b, rebuild_at, 2)), "node meta: truncated rebuild state");  // flag is 0 or 1
-  EXPECT_EQ(why(b.substr(0, b.size() - 9)), "node meta: truncated tail register");
-  EXPECT_EQ(why(put64(b, b.size() - 24, 2)), "node meta: truncated tail register");  // anchored is 0 or 1
-  EXPECT_EQ(why(b.substr(0, b.size() - 1)), "node meta: truncated membership");
-  EXPECT_EQ(why(put64(b, b.size() - 8, 2)), "node meta: truncated membership");  // was_member is 0 or 1
+  EXPECT_EQ(why(b.substr(0, end - 9)), "node meta: truncated tail register");
+  EXPECT_EQ(why(put64(b, end - 24, 2)), "node meta: truncated tail register");  // anchored is 0 or 1
+  EXPECT_EQ(why(b.substr(0, end - 1)), "node meta: truncated membership");
+  EXPECT_EQ(why(b.substr(0, end + 7)), "node meta: bad pin count");
+  EXPECT_EQ(why(put64(b, end, wire::kMaxPins + 1)), "node meta: bad pin count");
+  EXPECT_EQ(why(put64(b, end, 1)), "node meta: truncated pin");
+  EXPECT_EQ(why(put64(b, end - 8, 2)), "node meta: truncated membership");  // was_member is 0 or 1
   EXPECT_EQ(why(put64(b, tail_at + 16, 4096 + 9)), "node meta: tail register's data end outside its image");
   EXPECT_EQ(why(put64(b, tail_at + 16, 4096)), "node meta: tail register's data end outside its image");
   EXPECT_EQ(why(b + "x"), "node meta: trailing bytes");
@@ -96,6 +100,25 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
 // member (nodes could not rebuild then) and loads as a member. Version 3
 // added entry ends and moved the register in: older files read with
 // unknown ends and say that their register is still in the "tail" file.
+// Version 5 added the retention pins: they round-trip, and a version 4
+// file (no pin count) reads with none.
+TEST(NodeMeta, PinsRoundTripAndVersion4ReadsWithoutPins) {
+  NodeMeta m = Sealed();
+  m.pins = {{"pageserver-1", 4096}, {"backup", 1024}};
+  NodeMeta g;
+  const std::string b = EncodeNodeMeta(m);
+  ASSERT_TRUE(DecodeNodeMeta(b, &g).ok());
+  EXPECT_EQ(g.pins, m.pins);
+  for (std::size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(DecodeNodeMeta(b.substr(0, n), &g).ok()) << n;
+  m.pins.clear();
+  std::string v4 = EncodeNodeMeta(m);
+  v4.resize(v4.size() - 8);  // no pin count
+  v4[0] = 4;
+  ASSERT_TRUE(DecodeNodeMeta(v4, &g).ok());
+  EXPECT_TRUE(g.pins.empty());
+  EXPECT_EQ(g.seal_lsn, m.seal_lsn);
+}
+
 TEST(NodeMeta, OlderVersionsStillRead) {
   NodeMeta m = Sealed();
   m.rebuilding = true;

@@ -13,6 +13,8 @@
 //   --quiet                  only failures and the summary
 //   --keep-going             one line per failing seed, then go on (survey mode)
 //   --inject lying-fsync     a broken disk (redo fdatasync persists nothing): the oracle must object
+//   --inject follow-unacknowledged  nodes answer followers up to their durable end, ignoring the
+//                            writer's acknowledged frontier: the follower check must object
 //   --expect-failure         succeed only if some seed fails (with --inject: the checker works)
 //   --no-reply-epoch-check   diagnosis: do not check reply headers' epochs (see a stale ack's consequence)
 //
@@ -236,9 +238,10 @@ int main(int argc, char** argv) {
     else if (a == "--no-reply-epoch-check") f.sim.check_reply_epochs = false, replay_flags += " --no-reply-epoch-check";
     else if (a == "--inject") {
       const std::string v = need(i);
-      if (v != "lying-fsync") Usage("--inject knows only lying-fsync");
-      f.sim.lying_fsync = true;
-      replay_flags += " --inject lying-fsync";
+      if (v == "lying-fsync") f.sim.lying_fsync = true;
+      else if (v == "follow-unacknowledged") f.sim.follow_unacknowledged = true;
+      else Usage("--inject knows lying-fsync and follow-unacknowledged");
+      replay_flags += " --inject " + v;
     }
     else if (a == "--unsafe-transport") f.sim.unsafe_transport = true, replay_flags += " --unsafe-transport";
     else if (a == "--chaos-seconds") {

@@ -11,6 +11,7 @@
 #include "sim_network.h"
 #include "strata/logservice/client.h"
 #include "strata/logservice/fault_injection_file_system.h"
+#include "strata/logservice/follower.h"
 
 namespace strata::logservice::sim {
 namespace {
@@ -160,6 +161,21 @@ class World {
     std::string outcome;
   };
 
+  // A follower (what pageserverd is to the log, docs/design/page-server.md
+  // 7.1) reading the acknowledged log as it grows, holding a retention pin
+  // at what it has read. Checked at the end: every byte it was given, and
+  // every tail byte, is the log the final writer recovered.
+  struct Follower {
+    int process = -1;
+    bool stop = false, done = false;
+    std::string bytes;                           // [0, bytes.size()) as followed
+    std::vector<std::pair<Lsn, std::string>> tails;  // acknowledged tail bytes seen
+    std::uint64_t not_found = 0, pins = 0;
+    Scheduler::FiberPtr fiber;
+  };
+  void FollowerMain();
+  void CheckFollower(const std::string& log);
+
   Rng& rng() { return s_.rng(); }
   milliseconds Ms(std::uint64_t lo, std::uint64_t hi) { return milliseconds(rng().Uniform(lo, hi)); }
   void Trace(const std::string& s) { s_.Trace(s); }
@@ -195,6 +211,7 @@ class World {
   std::size_t crashes_ = 0;
   std::uint64_t fsync_max_us_ = 0;
   bool copies_lost_ = false;  // two nodes lost their logs: beyond the fault model
+  Follower follower_;
 };
 
 client::ClusterConfig World::Config(Writer& w) {
@@ -462,6 +479,76 @@ void World::WriterLoop(Writer& w, LogClient& c, Lsn checkpoint) {
   if (w.outcome.empty()) w.outcome = w.kill ? "killed" : "stopped";
 }
 
+void World::FollowerMain() {
+  client::ClusterConfig cfg;
+  cfg.nodes = addresses_;
+  cfg.write_quorum = 2;
+  cfg.cluster_id = "sim";
+  cfg.secret = "sim-secret";
+  cfg.op_timeout = milliseconds(rng().Uniform(100, 1000));
+  cfg.runtime = s_.RuntimeFor(follower_.process);
+  cfg.network = net_.NewEndpoint(follower_.process);
+  auto f = client::LogFollower::Open(cfg);
+  if (!f.ok()) {
+    s_.Fail("simulator: follower: " + f.status().ToString());
+    return;
+  }
+  Lsn pinned = ~Lsn{0}, tail_seen = 0;
+  while (!follower_.stop && !s_.failed()) {
+    const Lsn at = follower_.bytes.size();
+    if (pinned == ~Lsn{0} || at >= pinned + 4096) {
+      if ((*f)->SetPin("sim-follower", at).ok()) {
+        pinned = at;
+        ++follower_.pins;
+      }
+    }
+    auto b = (*f)->Follow(at, rng().Uniform(1, 64) << 10, Ms(1, 100), tail_seen);
+    if (!b.ok()) {
+      if (b.status().code() == Code::kNotFound) ++follower_.not_found;
+      s_.SleepUntil(s_.now() + Ms(1, 50));
+      continue;
+    }
+    if (!b->bytes.empty() && b->end() > b->frontier) {
+      s_.Fail("follower: given bytes up to " + std::to_string(b->end()) + " above the frontier " +
+              std::to_string(b->frontier) + " of " + b->node);
+      return;
+    }
+    follower_.bytes += b->bytes;
+    if (b->tail_data_end > tail_seen) {
+      tail_seen = b->tail_data_end;
+      follower_.tails.emplace_back(b->tail_block, b->tail_image.substr(0, b->tail_data_end - b->tail_block));
+      if (follower_.tails.size() > 4096) follower_.tails.erase(follower_.tails.begin());
+    }
+    if (b->bytes.empty() && b->tail_data_end <= tail_seen) s_.SleepUntil(s_.now() + Ms(0, 20));
+  }
+  (void)(*f)->DropPin("sim-follower");
+}
+
+void World::CheckFollower(const std::string& log) {
+  const std::string& got = follower_.bytes;
+  Trace("follower: " + std::to_string(got.size()) + " bytes, " + std::to_string(follower_.tails.size()) +
+        " tails, " + std::to_string(follower_.pins) + " pins set, " + std::to_string(follower_.not_found) +
+        " released answers; final log " + std::to_string(log.size()));
+  auto first_diff = [](std::string_view a, std::string_view b) {
+    std::size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    return i;
+  };
+  if (got.size() > log.size() || std::string_view(log).substr(0, got.size()) != got) {
+    s_.Fail("follower: was given bytes the final recovery does not hold (follower " + std::to_string(got.size()) +
+            " bytes, log " + std::to_string(log.size()) + ", first difference at LSN " +
+            std::to_string(first_diff(got, log)) + ")");
+    return;
+  }
+  for (const auto& [at, bytes] : follower_.tails) {
+    if (at + bytes.size() > log.size() || std::string_view(log).substr(at, bytes.size()) != bytes) {
+      s_.Fail("follower: a tail [" + std::to_string(at) + ", " + std::to_string(at + bytes.size()) +
+              ") it was given is not the final log there");
+      return;
+    }
+  }
+}
+
 void World::StartNode(NodeSlot& n) {
   server::NodeOptions o;
   o.node_id = "n" + std::to_string(n.index + 1);
@@ -474,6 +561,7 @@ void World::StartNode(NodeSlot& n) {
   o.fs = n.fs;
   o.runtime = s_.RuntimeFor(n.process);
   o.network = net_.NewEndpoint(n.process);
+  o.testing_follow_to_durable = o_.follow_unacknowledged;
   o.log = [this](std::string_view level, std::string_view line) {
     // Writer ids mix in a process-wide counter (client.cc): left out, so
     // that a seed's trace hash does not depend on the seeds run before it.
@@ -773,11 +861,19 @@ void World::Final() {
     s_.Fail("liveness: with every node up, no writer recovered within 60 s: " + last.outcome);
     return;
   }
+  follower_.stop = true;
+  s_.Join(*follower_.fiber);
+  if (!s_.failed() && last.model_ready) CheckFollower(last.model);
 }
 
 void World::Main() {
   for (auto& n : nodes_) StartNode(n);
   SpawnWriter(Role::kWriter);
+  follower_.process = s_.AddProcess("f");
+  follower_.fiber = s_.Spawn(follower_.process, "follow", [this] {
+    FollowerMain();
+    follower_.done = true;
+  });
   const TimePoint chaos_end =
       s_.now() + milliseconds(static_cast<std::uint64_t>(1000 * (o_.chaos_seconds_min +
                                                                   (o_.chaos_seconds_max - o_.chaos_seconds_min) *
@@ -788,11 +884,13 @@ void World::Main() {
     CheckNodes();
   }
   if (!s_.failed()) Final();
-  // Teardown: writers first, then nodes.
+  // Teardown: writers and the follower first, then nodes.
   for (auto& w : writers_) {
     w->stop = true;
     s_.Join(*w->fiber);
   }
+  follower_.stop = true;
+  if (follower_.fiber) s_.Join(*follower_.fiber);
   for (auto& n : nodes_) n.node.reset();
 }
 
@@ -832,7 +930,8 @@ SimResult World::Run() {
           std::to_string(so.yield_chance) + ", stall " + std::to_string(so.stall_chance) + " up to " +
           std::to_string(so.stall_max_us) + " us, event-first " + std::to_string(so.event_first_chance) + ", slow " +
           std::to_string(no.slow_chance) + ", busy " + std::to_string(no.busy_chance) + ", fsync up to " +
-          std::to_string(fsync_max_us_) + " us" + (o_.lying_fsync ? ", LYING FSYNC" : ""));
+          std::to_string(fsync_max_us_) + " us" + (o_.lying_fsync ? ", LYING FSYNC" : "") +
+          (o_.follow_unacknowledged ? ", FOLLOW UNACKNOWLEDGED" : ""));
   }
   s_.Spawn(ctl, "main", [this] {
     Main();

@@ -29,6 +29,11 @@ struct SimOptions {
   // for: fdatasync of redo segment files returns OK without persisting
   // anything, so a power loss drops bytes nodes acknowledged.
   bool lying_fsync = false;
+  // A deliberately broken node: it answers followers up to its durable end,
+  // not below the writer's acknowledged frontier
+  // (NodeOptions::testing_follow_to_durable): the follower's bytes must then
+  // sometimes not be the log a later recovery holds.
+  bool follow_unacknowledged = false;
   // Diagnosis: skip the check of every reply header's epoch (invariant 4),
   // to see what a stale acknowledgement leads to rather than the ack itself.
   bool check_reply_epochs = true;

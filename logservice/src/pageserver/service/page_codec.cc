@@ -1,0 +1,268 @@
+// Page service codec; the layout is documented in page_wire.h.
+#include "page_codec.h"
+
+#include "crc32c.h"
+
+namespace strata::pageserver::svc {
+namespace {
+
+using wire::MsgType;
+
+class Writer {
+ public:
+  void U8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void U16(std::uint16_t v) { Raw(v, 2); }
+  void U32(std::uint32_t v) { Raw(v, 4); }
+  void U64(std::uint64_t v) { Raw(v, 8); }
+  void Str(std::string_view s) { U16(static_cast<std::uint16_t>(s.size())); out_.append(s); }
+  void Bytes(std::string_view s) { U32(static_cast<std::uint32_t>(s.size())); out_.append(s); }
+  std::string& out() { return out_; }
+
+ private:
+  void Raw(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool U8(std::uint8_t* v) { std::uint64_t x; if (!Raw(&x, 1)) return false; *v = static_cast<std::uint8_t>(x); return true; }
+  bool U16(std::uint16_t* v) { std::uint64_t x; if (!Raw(&x, 2)) return false; *v = static_cast<std::uint16_t>(x); return true; }
+  bool U32(std::uint32_t* v) { std::uint64_t x; if (!Raw(&x, 4)) return false; *v = static_cast<std::uint32_t>(x); return true; }
+  bool U64(std::uint64_t* v) { return Raw(v, 8); }
+  bool Str(std::string* s, std::size_t cap) { std::uint16_t n; return U16(&n) && n <= cap && Take(n, s); }
+  bool Bytes(std::string* s, std::size_t cap) { std::uint32_t n; return U32(&n) && n <= cap && Take(n, s); }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  bool Raw(std::uint64_t* v, int n) {
+    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
+    std::uint64_t x = 0;
+    for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
+    pos_ += n;
+    *v = x;
+    return true;
+  }
+  bool Take(std::size_t n, std::string* s) {
+    if (in_.size() - pos_ < n) return false;
+    s->assign(in_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  std::string_view in_;
+  std::size_t pos_ = 0;
+};
+
+std::uint32_t Crc(std::string_view s) { return logservice::storage::Crc32c(s); }
+
+void PutResult(Writer& w, const PageResult& r) {
+  w.U16(static_cast<std::uint16_t>(r.code));
+  w.Str(r.error);
+  w.U64(r.effective_lsn);
+  w.U64(r.page_lsn);
+  w.U8(r.flags);
+  w.Bytes(r.image);
+  w.U32(Crc(r.image));
+}
+bool GetResult(Reader& r, PageResult* p) {
+  std::uint16_t code;
+  std::uint32_t crc;
+  if (!r.U16(&code) || code > wire::kLastCode || !r.Str(&p->error, wire::kMaxError) || !r.U64(&p->effective_lsn) ||
+      !r.U64(&p->page_lsn) || !r.U8(&p->flags) || p->flags > wire::kNeverWritten ||
+      !r.Bytes(&p->image, wire::kMaxPageSize) || !r.U32(&crc))
+    return false;
+  p->code = static_cast<wire::Code>(code);
+  // An image only with kOk; the CRC covers it end to end (server to compute).
+  return crc == Crc(p->image) && (p->code == wire::Code::kOk || p->image.empty());
+}
+
+void PutBody(Writer& w, const Frame& f) {
+  if (wire::IsResponse(f.type)) w.Str(f.error);
+  switch (f.type) {
+    case MsgType::kGetPageReq: {
+      const PageRequest& p = f.pages.at(0);
+      w.U32(p.space); w.U32(p.page); w.U64(f.lsn); w.U64(p.not_modified_since);
+      break;
+    }
+    case MsgType::kGetPageResp: PutResult(w, f.results.at(0)); break;
+    case MsgType::kGetPagesReq:
+      w.U64(f.lsn);
+      w.U32(static_cast<std::uint32_t>(f.pages.size()));
+      for (const auto& p : f.pages) { w.U32(p.space); w.U32(p.page); w.U64(p.not_modified_since); }
+      break;
+    case MsgType::kGetPagesResp:
+      w.U32(static_cast<std::uint32_t>(f.results.size()));
+      for (const auto& r : f.results) PutResult(w, r);
+      break;
+    case MsgType::kSpaceListReq: w.U64(f.lsn); break;
+    case MsgType::kSpaceListResp:
+      w.U32(static_cast<std::uint32_t>(f.spaces.size()));
+      for (const auto& s : f.spaces) { w.U32(s.space); w.Str(s.name); w.U32(s.flags); w.U32(s.size_pages); w.U64(s.created_lsn); }
+      break;
+    case MsgType::kSpaceSizeReq:
+    case MsgType::kSpaceExistsReq: w.U32(f.spaces.at(0).space); w.U64(f.lsn); break;
+    case MsgType::kSpaceSizeResp: w.U32(f.spaces.empty() ? 0 : f.spaces[0].size_pages); break;
+    case MsgType::kSpaceExistsResp:
+      w.U8(f.exists ? 1 : 0);
+      w.U64(f.spaces.empty() ? 0 : f.spaces[0].created_lsn);
+      w.U64(f.spaces.empty() ? 0 : f.spaces[0].deleted_lsn);
+      break;
+    case MsgType::kStatusResp:
+      w.U32(static_cast<std::uint32_t>(f.status.size()));
+      for (const auto& [k, v] : f.status) { w.Str(k); w.U64(v); }
+      break;
+    case MsgType::kPutImagesReq:
+      w.U64(f.epoch);
+      w.U64(f.lsn);
+      w.U32(static_cast<std::uint32_t>(f.images.size()));
+      for (const auto& i : f.images) { w.U32(i.space); w.U32(i.page); w.Bytes(i.image); }
+      break;
+    case MsgType::kStatusReq:
+    case MsgType::kPutImagesResp:
+    case MsgType::kErrorResp: break;
+  }
+}
+
+bool GetBody(Reader& r, Frame* f) {
+  if (wire::IsResponse(f->type) && !r.Str(&f->error, wire::kMaxError)) return false;
+  switch (f->type) {
+    case MsgType::kGetPageReq: {
+      PageRequest p;
+      if (!r.U32(&p.space) || !r.U32(&p.page) || !r.U64(&f->lsn) || !r.U64(&p.not_modified_since)) return false;
+      f->pages = {p};
+      return true;
+    }
+    case MsgType::kGetPageResp: f->results.resize(1); return GetResult(r, &f->results[0]);
+    case MsgType::kGetPagesReq: {
+      std::uint32_t n;
+      if (!r.U64(&f->lsn) || !r.U32(&n) || n == 0 || n > wire::kMaxBatch) return false;
+      f->pages.resize(n);
+      for (auto& p : f->pages)
+        if (!r.U32(&p.space) || !r.U32(&p.page) || !r.U64(&p.not_modified_since)) return false;
+      return true;
+    }
+    case MsgType::kGetPagesResp: {
+      std::uint32_t n;
+      if (!r.U32(&n) || n > wire::kMaxBatch) return false;
+      f->results.resize(n);
+      for (auto& p : f->results)
+        if (!GetResult(r, &p)) return false;
+      return true;
+    }
+    case MsgType::kSpaceListReq: return r.U64(&f->lsn);
+    case MsgType::kSpaceListResp: {
+      std::uint32_t n;
+      if (!r.U32(&n) || n > wire::kMaxSpaces) return false;
+      f->spaces.resize(n);
+      for (auto& s : f->spaces)
+        if (!r.U32(&s.space) || !r.Str(&s.name, wire::kMaxName) || !r.U32(&s.flags) || !r.U32(&s.size_pages) ||
+            !r.U64(&s.created_lsn))
+          return false;
+      return true;
+    }
+    case MsgType::kSpaceSizeReq:
+    case MsgType::kSpaceExistsReq:
+      f->spaces.resize(1);
+      return r.U32(&f->spaces[0].space) && r.U64(&f->lsn);
+    case MsgType::kSpaceSizeResp: f->spaces.resize(1); return r.U32(&f->spaces[0].size_pages);
+    case MsgType::kSpaceExistsResp: {
+      std::uint8_t e;
+      f->spaces.resize(1);
+      if (!r.U8(&e) || e > 1 || !r.U64(&f->spaces[0].created_lsn) || !r.U64(&f->spaces[0].deleted_lsn)) return false;
+      f->exists = e == 1;
+      return true;
+    }
+    case MsgType::kStatusResp: {
+      std::uint32_t n;
+      if (!r.U32(&n) || n > wire::kMaxStatus) return false;
+      f->status.resize(n);
+      for (auto& [k, v] : f->status)
+        if (!r.Str(&k, wire::kMaxName) || !r.U64(&v)) return false;
+      return true;
+    }
+    case MsgType::kPutImagesReq: {
+      std::uint32_t n;
+      if (!r.U64(&f->epoch) || !r.U64(&f->lsn) || !r.U32(&n) || n == 0 || n > wire::kMaxPutImages) return false;
+      f->images.resize(n);
+      for (auto& i : f->images)
+        if (!r.U32(&i.space) || !r.U32(&i.page) || !r.Bytes(&i.image, wire::kMaxPageSize) || i.image.empty())
+          return false;
+      return true;
+    }
+    case MsgType::kStatusReq:
+    case MsgType::kPutImagesResp:
+    case MsgType::kErrorResp: return true;
+  }
+  return false;
+}
+
+std::uint64_t Le(const char* p, int n) {
+  std::uint64_t x = 0;
+  for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
+  return x;
+}
+
+}  // namespace
+
+std::string Encode(const Frame& f) {
+  Writer body;
+  PutBody(body, f);
+  Writer w;
+  w.U32(wire::kMagic);
+  w.U8(wire::kVersion);
+  w.U8(static_cast<std::uint8_t>(f.type));
+  w.U16(static_cast<std::uint16_t>(f.code));
+  w.U64(f.request_id);
+  w.U32(static_cast<std::uint32_t>(body.out().size()));
+  w.U32(0);
+  w.out().append(body.out());
+  return std::move(w.out());
+}
+
+Status Decode(std::string_view in, Frame* out) {
+  if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("page service message shorter than its header");
+  const char* p = in.data();
+  if (Le(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("not a page service message (bad magic)");
+  if (Le(p + wire::kVersionOffset, 1) != wire::kVersion)
+    return Status::InvalidArgument("unsupported page service version " + std::to_string(Le(p + wire::kVersionOffset, 1)));
+  const auto type = Le(p + wire::kTypeOffset, 1);
+  if (type < 1 || type > wire::kLastType || (type > static_cast<std::uint8_t>(MsgType::kPutImagesResp) &&
+                                             type != static_cast<std::uint8_t>(MsgType::kErrorResp)))
+    return Status::InvalidArgument("unknown page service message type " + std::to_string(type));
+  const auto code = Le(p + wire::kCodeOffset, 2);
+  if (code > wire::kLastCode) return Status::InvalidArgument("unknown page service code " + std::to_string(code));
+  if (Le(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
+  if (Le(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
+    return Status::InvalidArgument("body length does not match the message size");
+  Frame f;
+  f.type = static_cast<MsgType>(type);
+  if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
+  f.code = static_cast<wire::Code>(code);
+  f.request_id = Le(p + wire::kRequestIdOffset, 8);
+  Reader r(in.substr(wire::kHeaderSize));
+  if (!GetBody(r, &f)) return Status::InvalidArgument("malformed " + std::string(TypeName(f.type)) + " body");
+  if (!r.done()) return Status::InvalidArgument("trailing bytes after " + std::string(TypeName(f.type)));
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+std::string_view CodeName(wire::Code c) {
+  static constexpr std::string_view kNames[] = {"ok",           "invalid",       "space_unknown", "space_deleted",
+                                                "beyond_size",  "below_horizon", "unsupported",   "apply_failed",
+                                                "corrupt",      "unavailable"};
+  const auto i = static_cast<std::size_t>(c);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
+
+std::string_view TypeName(wire::MsgType t) {
+  static constexpr std::string_view kNames[] = {
+      "?",             "GetPageReq",      "GetPageResp",    "GetPagesReq",   "GetPagesResp",  "SpaceListReq",
+      "SpaceListResp", "SpaceSizeReq",    "SpaceSizeResp",  "SpaceExistsReq", "SpaceExistsResp", "StatusReq",
+      "StatusResp",    "PutImagesReq",    "PutImagesResp",  "?",             "ErrorResp"};
+  const auto i = static_cast<std::size_t>(t);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
+
+}  // namespace strata::pageserver::svc

@@ -1,0 +1,65 @@
+// The redo-apply helper interface (docs/design/page-server.md, section 5):
+// what pageserverd asks of whoever understands the redo. Stage 4 implements
+// it with InnoDB's own parser and apply code in `mysqld --strata-page-apply`
+// children over pipes; until then FakeRedoHelper (fake_redo.h) implements it
+// for a toy record format defined by the tests, so that the page server's
+// generic code (follow, ingest, store, GetPage, waits, errors) is exercised
+// without MySQL.
+//
+// Contract (both implementations):
+//   - Parse is given log bytes from a mini-transaction boundary and returns
+//     the per-page records and tablespace events of every COMPLETE group in
+//     them, and parsed_to = the end of the last complete group (the bytes
+//     after it are given again, longer, next time). Bytes that cannot be
+//     parsed are an error naming the LSN, never skipped. Stateless between
+//     calls apart from what the caller hands back.
+//   - Apply builds a page from a base image (none: a page never written)
+//     and records in application order; the result is stamped with its page
+//     LSN. An unknown record type, a record that does not fit the page or a
+//     base that fails its checks is an error, never a guessed page.
+//   - CheckImage verifies an image (checksum, page id) and returns its page
+//     LSN: the page server checks every image it stores and serves.
+// Thread-safety: Apply and CheckImage may run concurrently; Parse is called
+// by the ingest thread only.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/pageserver/store.h"
+
+namespace strata::pageserver {
+
+// A tablespace event (section 6: MLOG_FILE_* and page-0 size changes).
+struct SpaceEvent {
+  enum class Kind : std::uint8_t { kCreate = 1, kExtend = 2, kDelete = 3 };
+  Kind kind = Kind::kCreate;
+  std::uint32_t space = 0;
+  std::uint32_t size_pages = 0;  // kCreate, kExtend
+  std::string name;              // kCreate
+  Lsn lsn = 0;                   // end LSN of its group
+  bool operator==(const SpaceEvent&) const = default;
+};
+
+struct ParseResult {
+  std::vector<PageRecord> records;  // kDelta, in log order, stamped [group start, group end)
+  std::vector<SpaceEvent> events;   // in log order
+  Lsn parsed_to = 0;                // end of the last complete group (>= from)
+};
+
+class RedoApplyHelper {
+ public:
+  virtual ~RedoApplyHelper() = default;
+  virtual std::uint32_t page_size() const = 0;
+  // `bytes` start at `from`, a group boundary.
+  virtual Result<ParseResult> Parse(Lsn from, std::string_view bytes) = 0;
+  // The page at the last record's end LSN (or the base when there are none).
+  virtual Result<std::string> Apply(PageId page, const std::optional<std::string>& base,
+                                    const std::vector<PageRecord>& records) = 0;
+  // kCorruption with the reason if `image` is not a valid image of `page`.
+  virtual Result<Lsn> CheckImage(PageId page, std::string_view image) const = 0;
+};
+
+}  // namespace strata::pageserver
