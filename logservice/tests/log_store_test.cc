@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "disk_format.h"
+#include "segment_journal.h"
 
 #include "strata/logservice/fault_injection_file_system.h"
 #include "strata/logservice/log_store.h"
@@ -409,6 +410,7 @@ TEST(LogStoreOnDisk, RealFilesSurviveReopenAndATornTail) {
   const std::string dir = scratch.path() + "/redo";
   LogStoreOptions o;
   o.segment_bytes = 1024;
+  o.preallocate_bytes = 0;  // the file ends where the records end (with it: the tests below)
   o.log = log.sink();
   std::string all;
   {
@@ -437,6 +439,151 @@ TEST(LogStoreOnDisk, RealFilesSurviveReopenAndATornTail) {
   EXPECT_EQ(report.torn_tail_bytes_truncated, storage::kRecordHeaderSize + 97 - 10);
   EXPECT_EQ(Concat(*(*store)->Read(0, 1 << 20)), all.substr(0, all.size() - 97));
   log.VerifyNoUnexpected();
+}
+
+// ---- preallocated segments (LogStoreOptions::preallocate_bytes) ----
+
+std::uint64_t FileSize(const std::string& path) {
+  auto f = PosixFileSystem()->OpenReadable(path);
+  if (!f.ok()) return 0;
+  auto size = (*f)->Size();
+  return size.ok() ? *size : 0;
+}
+
+std::string NewestSegment(const std::string& dir) {
+  auto names = *PosixFileSystem()->ListDir(dir);
+  std::sort(names.begin(), names.end());
+  return dir + "/" + names.back();
+}
+
+// Where the records of a segment file end: before the fill pattern that
+// follows them (the test's own scan, from the header it reads back).
+std::uint64_t RecordsEnd(const std::string& path) {
+  auto f = std::move(PosixFileSystem()->OpenReadable(path)).value();
+  std::string bytes;
+  EXPECT_OK(f->ReadAt(0, *f->Size(), &bytes));
+  storage::SegmentHeader h;
+  EXPECT_OK(storage::DecodeSegmentHeader(bytes, &h));
+  const std::string pattern = storage::FillPattern(h);
+  std::size_t end = bytes.size();
+  while (end > storage::kSegmentHeaderSize && bytes[end - 1] == pattern[(end - 1) % pattern.size()]) --end;
+  return end;
+}
+
+class PreallocatedSegments : public ::testing::Test {
+ protected:
+  testing::ScratchDir scratch;
+  testing::CapturingLog log;
+  const std::string dir = scratch.path() + "/redo";
+  LogStoreOptions o;
+  std::string all;
+  PreallocatedSegments() {
+    o.segment_bytes = 4096;
+    o.preallocate_bytes = 2048;
+    o.log = log.sink();
+  }
+  // Appends `n` records of 97 bytes and syncs them.
+  void Write(LogStore& store, int n) {
+    for (int i = 0; i < n; ++i) {
+      std::string chunk = testing::RandomBytes(all.size() + 1, 97);
+      ASSERT_TRUE(store.Append(all.size(), 3, chunk).ok());
+      all += chunk;
+    }
+    ASSERT_OK(store.Sync());
+  }
+};
+
+// Appends overwrite the fill; a sealed segment ends at its last record (Open
+// refuses anything after the records of an older segment as damage); Open
+// cuts the fill of the newest one without a warning; appends after a reopen
+// fill again.
+TEST_F(PreallocatedSegments, AreOverwrittenCutBackWhenSealedAndCutQuietlyAtOpen) {
+  std::uint64_t newest_size = 0, newest_records = 0;
+  {
+    auto store = LogStore::Open(PosixFileSystem(), dir, o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Write(**store, 100);
+    EXPECT_GT((*store)->stats().segments, 2u);
+    const std::string newest = NewestSegment(dir);
+    newest_size = FileSize(newest);
+    newest_records = RecordsEnd(newest);
+    EXPECT_GT(newest_size, newest_records) << "the newest segment is filled ahead of its records";
+    auto names = *PosixFileSystem()->ListDir(dir);
+    for (const auto& n : names) {
+      const std::string path = dir + "/" + n;
+      if (path == newest) continue;
+      EXPECT_EQ(FileSize(path), RecordsEnd(path)) << path << ": a sealed segment ends at its last record";
+    }
+  }
+  {
+    RecoveryReport report;
+    auto store = LogStore::Open(PosixFileSystem(), dir, o, &report);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_EQ(Concat(*(*store)->Read(0, 1 << 20)), all);
+    EXPECT_EQ(report.torn_tail_bytes_truncated, newest_size - newest_records);
+    EXPECT_EQ(FileSize(NewestSegment(dir)), newest_records);
+    Write(**store, 50);
+  }
+  auto store = LogStore::Open(PosixFileSystem(), dir, o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(Concat(*(*store)->Read(0, 1 << 20)), all);
+  log.VerifyNoUnexpected();  // cutting the fill is not a warning
+}
+
+// A crash that tore the last record inside filled space (its last sectors
+// never written: they still hold the fill) is a torn tail, as one cut short
+// by the end of the file is: the record is dropped, with a warning.
+TEST_F(PreallocatedSegments, AWriteTornInsideTheFillIsATornTail) {
+  log.Expect("cutting torn tail", "the test tears the last record");
+  {
+    auto store = LogStore::Open(PosixFileSystem(), dir, o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Write(**store, 10);
+  }
+  const std::string newest = NewestSegment(dir);
+  const std::uint64_t end = RecordsEnd(newest);
+  {
+    // The last 40 bytes of the last record read as the fill again.
+    auto f = std::move(PosixFileSystem()->OpenReadable(newest)).value();
+    std::string bytes;
+    ASSERT_OK(f->ReadAt(0, *f->Size(), &bytes));
+    storage::SegmentHeader h;
+    ASSERT_OK(storage::DecodeSegmentHeader(bytes, &h));
+    const std::string pattern = storage::FillPattern(h);
+    for (std::uint64_t o = end - 40; o < end; ++o) bytes[o] = pattern[o % pattern.size()];
+    auto w = std::move(PosixFileSystem()->OpenWritable(newest, OpenMode::kCreateOrTruncate)).value();
+    ASSERT_OK(w->Append(bytes));
+  }
+  RecoveryReport report;
+  auto store = LogStore::Open(PosixFileSystem(), dir, o, &report);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(Concat(*(*store)->Read(0, 1 << 20)), all.substr(0, all.size() - 97));
+  log.VerifyNoUnexpected();
+}
+
+// Rot in the last record is still damage with filled space after it: Open
+// refuses, nothing is cut.
+TEST_F(PreallocatedSegments, RotInTheLastRecordIsStillDamage) {
+  {
+    auto store = LogStore::Open(PosixFileSystem(), dir, o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Write(**store, 10);
+  }
+  const std::string newest = NewestSegment(dir);
+  const std::uint64_t end = RecordsEnd(newest), size = FileSize(newest);
+  {
+    auto f = std::move(PosixFileSystem()->OpenReadable(newest)).value();
+    std::string bytes;
+    ASSERT_OK(f->ReadAt(0, size, &bytes));
+    bytes[end - 50] ^= 0x20;  // inside the last record's payload
+    auto w = std::move(PosixFileSystem()->OpenWritable(newest, OpenMode::kCreateOrTruncate)).value();
+    ASSERT_OK(w->Append(bytes));
+  }
+  log.Expect("refusing to open", "the test damages the last record");
+  RecoveryReport report;
+  auto store = LogStore::Open(PosixFileSystem(), dir, o, &report);
+  EXPECT_EQ(store.status().code(), StatusCode::kCorruption) << store.status().ToString();
+  EXPECT_EQ(FileSize(newest), size) << "nothing is cut";
 }
 
 }  // namespace

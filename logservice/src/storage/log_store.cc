@@ -156,6 +156,7 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(std::shared_ptr<FileSystem> fs,
   LogReplay replay(&state->index, &state->tail, &state->tail_where);
   storage::JournalOptions jo{storage::SegmentKind::kRedo, options.segment_bytes, options.initial_lsn, options.log,
                             options.cut_damaged_tail, /*rewrite_damaged_tail=*/std::nullopt};
+  jo.preallocate_bytes = options.preallocate_bytes;
   auto journal = SegmentJournal::Open(fs, dir, jo, &replay, report);
   if (!journal.ok()) return journal.status();
   state->journal = std::move(journal).value();

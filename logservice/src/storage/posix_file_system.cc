@@ -4,13 +4,15 @@
 // so a failed, partial write can be cut off again with ftruncate and the next
 // append starts where the last good one ended. Sync is fdatasync: segment
 // sizes change on every append, but fdatasync still persists the size
-// (metadata needed to read the data back), which is all we need. EINTR is
+// (metadata needed to read the data back), which is all we need; it is
+// cheaper when the append overwrote what Preallocate wrote ahead of it. EINTR is
 // retried; every other errno is returned, naming the call and the path.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "strata/logservice/file_system.h"
@@ -52,7 +54,8 @@ class PosixReadable final : public ReadableFile {
 
 class PosixWritable final : public WritableFile {
  public:
-  PosixWritable(std::string path, int fd, std::uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  PosixWritable(std::string path, int fd, std::uint64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size), filled_end_(size) {}
   ~PosixWritable() override { ::close(fd_); }
 
   Status Append(std::string_view data) override {
@@ -74,6 +77,30 @@ class PosixWritable final : public WritableFile {
       if (errno != EINTR) return Status::FromErrno("ftruncate", path_, errno);
     }
     size_ = size;
+    filled_end_ = size;
+    return Status::Ok();
+  }
+
+  Status Preallocate(std::uint64_t upto, std::string_view pattern) override {
+    if (pattern.empty()) return Status::InvalidArgument("preallocate: empty pattern");
+    std::uint64_t at = std::max(size_, filled_end_);
+    std::string chunk;
+    while (at < upto) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(64 << 10, upto - at));
+      chunk.resize(n);
+      for (std::size_t k = 0; k < n; ++k) chunk[k] = pattern[(at + k) % pattern.size()];
+      std::size_t done = 0;
+      while (done < n) {
+        ssize_t r = ::pwrite(fd_, chunk.data() + done, n - done, static_cast<off_t>(at + done));
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          return Status::FromErrno("pwrite (preallocate)", path_, errno);
+        }
+        done += static_cast<std::size_t>(r);
+        filled_end_ = at + done;
+      }
+      at += n;
+    }
     return Status::Ok();
   }
 
@@ -90,6 +117,7 @@ class PosixWritable final : public WritableFile {
   std::string path_;
   int fd_;
   std::uint64_t size_;
+  std::uint64_t filled_end_;  // the file's end on disk: Preallocate's pattern from size_ up to it
 };
 
 class Posix final : public FileSystem {

@@ -41,6 +41,15 @@
 //       payload runs past the end of the file, and it does not check out with
 //       its length read as what is actually there (if it did, it would be a
 //       complete record whose length field rotted).
+// Preallocated space (JournalOptions::preallocate_bytes) is filled with the
+// segment's FillPattern, which counts as not written: a file that ends in it
+// is judged with the written end (the end of the last byte that differs
+// from the pattern) as its end. So it is torn, as in (a) and (c), when
+// nothing but the pattern follows X, when a header's first bytes are
+// followed by the pattern, or when a readable record's payload stops at
+// least kMinUnwrittenRun bytes before its claimed end (8 bytes matching the
+// pattern by chance: 1 in 2^64). Zeros would not do: a tail register's image
+// ends in zeros, so a rotted one would read as a torn write.
 // Everything else is damage:
 //   - a valid record follows the bad one: a torn write ends the file;
 //   - the bad record is complete (readable header, whole payload present)
@@ -76,6 +85,27 @@ namespace {
 
 std::string LsnRange(Lsn start, Lsn end) { return "[" + std::to_string(start) + ", " + std::to_string(end) + ")"; }
 
+}  // namespace
+
+// 4 KiB of pseudo-random bytes (splitmix64) from the header's kind,
+// sequence and base: Open derives the same pattern from the file itself.
+std::string FillPattern(const SegmentHeader& header) {
+  std::uint64_t x = (std::uint64_t{static_cast<std::uint8_t>(header.kind)} << 56) ^ (header.sequence * 0x9E3779B97F4A7C15ull) ^
+                    header.base_lsn;
+  std::string out(4096, '\0');
+  for (std::size_t i = 0; i < out.size(); i += 8) {
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (int b = 0; b < 8; ++b) out[i + b] = static_cast<char>(z >> (8 * b));
+  }
+  return out;
+}
+
+namespace {
+
 bool AllZero(std::string_view bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
 }
@@ -85,12 +115,28 @@ bool AllZero(std::string_view bytes) {
 // comment.
 struct TailVerdict {
   bool torn = false;    // a torn tail: may be cut if the segment is the newest
+  bool unwritten = false;  // torn, and nothing was written there: zeros or the fill pattern only
   std::string why;      // what is wrong there, and why it is (not) torn
   Lsn start_lsn = 0;    // LSNs a cut at `at` would drop (see DamagedRecord)
   Lsn end_lsn = 0;
 };
 
-TailVerdict JudgeTail(std::string_view bytes, std::size_t at, Lsn segment_base, const std::string& parse_why) {
+// Where the bytes written into a segment end, if it ends in its fill
+// pattern (Preallocate): the offset after the last byte, at or after `at`,
+// that differs from the pattern there; bytes.size() if the last one does.
+std::size_t WrittenEnd(std::string_view bytes, std::size_t at, std::string_view pattern) {
+  std::size_t end = bytes.size();
+  while (end > at && bytes[end - 1] == pattern[(end - 1) % pattern.size()]) --end;
+  return end;
+}
+
+// A torn write into filled space stops at least this many bytes before its
+// record's end for the tear to be certain: a rotted complete record whose
+// last bytes match the pattern by chance (1 in 2^64 here) must not pass.
+constexpr std::size_t kMinUnwrittenRun = 8;
+
+TailVerdict JudgeTail(std::string_view bytes, std::size_t at, Lsn segment_base, const std::string& parse_why,
+                      std::string_view pattern) {
   TailVerdict v;
   const std::string_view rest = bytes.substr(at);
   RecordHeader claimed;
@@ -115,15 +161,37 @@ TailVerdict JudgeTail(std::string_view bytes, std::size_t at, Lsn segment_base, 
   }
   const std::string claims = readable ? "its header claims LSNs " + LsnRange(claimed.start_lsn, claimed.end_lsn)
                                       : "its header is unreadable";
+  // Filled space (JournalOptions::preallocate_bytes) is what the end of a
+  // file is without it: the rules (a) and (c) of the design comment, with
+  // the written end in place of the file's end.
+  const std::size_t written = WrittenEnd(bytes, at, pattern);
+  const std::uint64_t claimed_end = at + kRecordHeaderSize + std::uint64_t{claimed.payload_len};
   if (valid_after > 0) {
     v.why = parse_why + "; " + claims + "; " +
             (valid_after == 1 ? "1 valid record follows" : std::to_string(valid_after) + " valid records follow") +
             " it";
+  } else if (written == at) {
+    v.torn = v.unwritten = true;
+    v.why = "preallocated space to the end of the file";
+  } else if (written < bytes.size() && written - at < kRecordHeaderSize && !readable) {
+    v.torn = true;
+    v.why = parse_why + "; a header's first " + std::to_string(written - at) + " bytes, then preallocated space";
+  } else if (written < bytes.size() && readable && written - at >= kRecordHeaderSize &&
+             claimed_end >= written + kMinUnwrittenRun) {
+    const std::size_t present = written - at - kRecordHeaderSize;
+    if (present <= kMaxRecordPayloadOnDisk && ChecksOutWithPayloadLength(rest, static_cast<std::uint32_t>(present))) {
+      v.why = "payload length field damaged (" + std::to_string(claimed.payload_len) +
+              "): the record is complete and checks out with the " + std::to_string(present) + " bytes written";
+    } else {
+      v.torn = true;
+      v.why = parse_why + "; the write stopped " + std::to_string(claimed_end - written) +
+              " bytes before the record's end, preallocated space follows";
+    }
   } else if (rest.size() < kRecordHeaderSize) {
     v.torn = true;
     v.why = parse_why;
   } else if (AllZero(rest)) {
-    v.torn = true;
+    v.torn = v.unwritten = true;
     v.why = "zeros to the end of the file";
   } else if (readable && rest.size() - kRecordHeaderSize < claimed.payload_len) {
     const std::size_t present = rest.size() - kRecordHeaderSize;
@@ -266,6 +334,7 @@ Status SegmentJournal::RecoverSegment(std::uint64_t sequence, bool newest, Repla
     return Status::Ok();
   }
   STRATA_RETURN_IF_ERROR(replay->OnSegment(header));
+  if (newest) fill_pattern_ = FillPattern(header);
 
   std::size_t at = kSegmentHeaderSize;
   std::string why;
@@ -283,9 +352,16 @@ Status SegmentJournal::RecoverSegment(std::uint64_t sequence, bool newest, Repla
   }
   if (at < bytes.size()) {
     const std::uint64_t dropped = bytes.size() - at;
-    TailVerdict v = JudgeTail(bytes, at, header.base_lsn, why);
+    TailVerdict v = JudgeTail(bytes, at, header.base_lsn, why, FillPattern(header));
     const auto& permitted = options_.cut_damaged_tail;
-    if (newest && v.torn) {
+    if (newest && v.unwritten) {
+      // Preallocated space (or blocks a crash kept from being written):
+      // nothing was written there, nothing is lost.
+      options_.log(LogLevel::kInfo, "recovery: " + path + " ends in " + std::to_string(dropped) +
+                                        " unwritten bytes after its last record at offset " + std::to_string(at) +
+                                        " (" + v.why + "); cutting them");
+      report->torn_tail_bytes_truncated += dropped;
+    } else if (newest && v.torn) {
       options_.log(LogLevel::kWarning, "recovery: cutting torn tail of " + path + " at offset " + std::to_string(at) +
                                            " (" + v.why + "), dropping " + std::to_string(dropped) + " unsynced bytes");
       report->torn_tail_bytes_truncated += dropped;
@@ -349,9 +425,28 @@ Status SegmentJournal::CreateSegment(std::uint64_t sequence, Lsn base) {
   }
   segments_[sequence] = Segment{path, std::move(reader)};
   active_ = std::move(file);
+  filled_end_ = 0;
+  fill_pattern_ = FillPattern(SegmentHeader{options_.kind, sequence, base});
   active_sequence_ = sequence;
   dir_dirty_ = true;
   return Status::Ok();
+}
+
+void SegmentJournal::PreallocateLocked() {
+  const std::uint64_t step = options_.preallocate_bytes;
+  const std::uint64_t end = active_->Size();
+  if (step == 0 || filled_end_ >= std::min(options_.segment_bytes, end + step / 4)) return;
+  const std::uint64_t upto = std::min(options_.segment_bytes, end + step);
+  if (upto <= end) return;
+  Status s = active_->Preallocate(upto, fill_pattern_);
+  if (s.ok()) {
+    filled_end_ = upto;
+    return;
+  }
+  // Only a cost: appends still extend the file. Try again at the next
+  // segment (a full disk stays full for a while).
+  filled_end_ = options_.segment_bytes;
+  options_.log(LogLevel::kInfo, dir_ + ": preallocating the segment failed, appending without: " + s.ToString());
 }
 
 Status SegmentJournal::FailLocked(const Status& cause) {
@@ -364,6 +459,13 @@ Status SegmentJournal::FailLocked(const Status& cause) {
 }
 
 Status SegmentJournal::RolloverLocked() {
+  // A sealed segment ends at its last record: Open judges bytes after it as
+  // damage (only the newest segment may end in an unwritten tail).
+  if (filled_end_ > active_->Size()) {
+    Status cut = active_->Truncate(active_->Size());
+    if (!cut.ok()) return FailLocked(cut);
+  }
+  filled_end_ = 0;
   // Seal: the full segment must be on disk before its successor exists.
   Status sealed = active_->Sync();
   if (!sealed.ok()) return FailLocked(sealed);
@@ -398,6 +500,7 @@ Result<SegmentJournal::Appended> SegmentJournal::Append(const std::vector<Pendin
     if (written.code() != StatusCode::kNoSpace) return FailLocked(written);
     return written;
   }
+  PreallocateLocked();
   Appended out;
   out.sequence = ++appended_sequence_;
   std::uint64_t at = start;

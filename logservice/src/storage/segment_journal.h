@@ -86,7 +86,19 @@ struct JournalOptions {
   // Torn by a crash or rotted after it was synced, the history is then the
   // one that record wrote, so the journal need not tell which it was.
   std::optional<RecordHeader> rewrite_damaged_tail;
+  // The newest segment is filled this far ahead of its end with its
+  // FillPattern (in steps of this size, once less than a quarter is left;
+  // never past segment_bytes), so that an append's fdatasync commits data
+  // only (WritableFile::Preallocate). A sealed segment is cut back to its
+  // records; Open cuts the fill quietly and judges a write torn inside it as
+  // it judges one torn at the end of the file. 0: off.
+  std::uint64_t preallocate_bytes = 0;
 };
+
+// The bytes Preallocate fills a segment's unwritten space with: 4 KiB
+// repeated, derived from the header, so Open knows them from the file alone
+// and a record's bytes match them only by chance.
+std::string FillPattern(const SegmentHeader& header);
 
 class SegmentJournal {
  public:
@@ -143,6 +155,7 @@ class SegmentJournal {
 
   Status CreateSegment(std::uint64_t sequence, Lsn base);  // mu_ held
   Status RolloverLocked();                                 // mu_ held
+  void PreallocateLocked();                                // mu_ held
   Status FailLocked(const Status& cause);                  // mu_ held; returns kNeedsRecovery
   Status RecoverSegment(std::uint64_t sequence, bool newest, ReplayHandler* replay, RecoveryReport* report,
                         std::uint64_t* valid_end, bool* removed);
@@ -158,6 +171,8 @@ class SegmentJournal {
   std::map<std::uint64_t, Segment> segments_;
   std::uint64_t active_sequence_ = 0;
   std::shared_ptr<WritableFile> active_;  // shared: a syncer holds it without mu_
+  std::uint64_t filled_end_ = 0;           // active_ holds its fill pattern from its Size() up to here
+  std::string fill_pattern_;               // FillPattern of the active segment's header
   bool dir_dirty_ = false;                // a created segment's entry is not yet fsync'ed
   Lsn base_lsn_ = 0;
   std::uint64_t appended_sequence_ = 0;

@@ -44,6 +44,16 @@ class WritableFile {
   virtual Status Sync() = 0;
   // Bytes in the file as this handle knows it (includes a failed Append's prefix).
   virtual std::uint64_t Size() const = 0;
+  // Fills the file past Size() up to `upto` with `pattern` (the byte at
+  // file offset o is pattern[o % pattern.size()]), so that appends there
+  // overwrite blocks that exist and are initialised: their fdatasync then
+  // has no file size or extent change to commit, only data (ext4 on these
+  // machines: about 130 us against 205 us per small append). Size() and
+  // where Append writes are unchanged; readers see the pattern past it;
+  // Truncate drops it. Durable with the next Sync. On error part of the
+  // pattern may remain past Size(). Default (the test and space-limited
+  // file systems): nothing.
+  virtual Status Preallocate(std::uint64_t /*upto*/, std::string_view /*pattern*/) { return Status::Ok(); }
 };
 
 enum class OpenMode {

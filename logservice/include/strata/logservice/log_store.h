@@ -58,6 +58,10 @@ struct LogStoreOptions {
   // A segment is sealed (fdatasync'ed) and a new one started once it would
   // grow past this size. Whole segments are the unit of deletion.
   std::uint64_t segment_bytes = 64ull << 20;
+  // Zeros kept this far ahead of the newest segment's end, so an append's
+  // fdatasync commits data only, no size change (JournalOptions::
+  // preallocate_bytes). 0: off.
+  std::uint64_t preallocate_bytes = 1ull << 20;
   // released_lsn of a brand-new (empty directory) store. Ignored on reopen.
   Lsn initial_lsn = 0;
   LogSink log = StderrLogSink();
