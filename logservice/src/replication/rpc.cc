@@ -97,7 +97,8 @@ void RpcChannel::OnMessage(const rdma::Message& m) {
       return;
     }
   }
-  if (on_async_) on_async_(f);
+  std::lock_guard<std::recursive_mutex> gate(handlers_mu_);
+  if (!handlers_detached_ && on_async_) on_async_(f);
 }
 
 void RpcChannel::OnClose(const rdma::Status& why) {
@@ -107,7 +108,8 @@ void RpcChannel::OnClose(const rdma::Status& why) {
     if (close_reason_.empty()) close_reason_ = why.ok() ? "closed" : DescribeTransportError(why);
     cv_.notify_all();
   }
-  if (on_close_) on_close_(close_reason());
+  std::lock_guard<std::recursive_mutex> gate(handlers_mu_);
+  if (!handlers_detached_ && on_close_) on_close_(close_reason());
 }
 
 Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
@@ -142,6 +144,10 @@ Status RpcChannel::Post(Frame req, std::chrono::milliseconds wait) {
 }
 
 void RpcChannel::Close() {
+  {
+    std::lock_guard<std::recursive_mutex> gate(handlers_mu_);
+    handlers_detached_ = true;
+  }
   if (conn_) conn_->Close();
 }
 

@@ -59,6 +59,10 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   // transport credit; kIoError("busy") if it is exhausted, kIoError(reason) if closed.
   [[nodiscard]] Status Post(Frame req, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   bool open() const { return open_.load(); }
+  // Closes the connection. On return neither handler runs any more, nor is
+  // one still running on another thread: their owner may go away (the
+  // transport's threads outlive a client that shares it). May be called
+  // from a handler.
   void Close();
   std::string close_reason() const;
 
@@ -71,6 +75,10 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   std::shared_ptr<rdma::Connection> conn_;
   AsyncHandler on_async_;
   CloseHandler on_close_;
+  // Held while a handler runs; Close() takes it to wait for one in flight
+  // (recursive: a handler may close its own channel).
+  std::recursive_mutex handlers_mu_;
+  bool handlers_detached_ = false;  // under handlers_mu_
   std::atomic<bool> open_{true};
   std::atomic<std::uint64_t> next_id_{1};
   mutable std::mutex mu_;

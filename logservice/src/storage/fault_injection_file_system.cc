@@ -28,7 +28,16 @@ struct FaultInjectionFileSystem::Inode {
 class FaultInjectionFileSystem::WritableImpl final : public WritableFile {
  public:
   WritableImpl(FaultInjectionFileSystem* fs, std::shared_ptr<Inode> inode, std::string path, std::uint64_t gen)
-      : fs_(fs), inode_(std::move(inode)), path_(std::move(path)), gen_(gen) {}
+      : fs_(fs), inode_(std::move(inode)), path_(std::move(path)), gen_(gen), size_(inode_->data.size()) {}
+
+  // Writes at the handle's offset: over preallocated bytes, then past them.
+  void WriteAtLocked(std::string_view bytes) {
+    std::string& d = inode_->data;
+    const std::size_t over = std::min<std::size_t>(bytes.size(), d.size() > size_ ? d.size() - size_ : 0);
+    d.replace(size_, over, bytes.substr(0, over));
+    d.append(bytes.substr(over));
+    size_ += bytes.size();
+  }
 
   Status Append(std::string_view data) override {
     std::lock_guard<std::mutex> lock(fs_->mu_);
@@ -38,18 +47,32 @@ class FaultInjectionFileSystem::WritableImpl final : public WritableFile {
     if (!died.ok()) {
       // The process dies mid-write: some prefix reached the page cache.
       std::uniform_int_distribution<std::size_t> len(0, data.size());
-      inode_->data.append(data.substr(0, len(fs_->rng_)));
+      WriteAtLocked(data.substr(0, len(fs_->rng_)));
       return died;
     }
     if (fs_->space_limit_) {
       std::uint64_t used = fs_->UsedBytesLocked();
       std::uint64_t room = used >= *fs_->space_limit_ ? 0 : *fs_->space_limit_ - used;
       if (data.size() > room) {
-        inode_->data.append(data.substr(0, room));
+        WriteAtLocked(data.substr(0, room));
         return Status::FromErrno("write", path_, ENOSPC);
       }
     }
-    inode_->data.append(data);
+    WriteAtLocked(data);
+    return Status::Ok();
+  }
+
+  Status Preallocate(std::uint64_t upto, std::string_view pattern) override {
+    std::lock_guard<std::mutex> lock(fs_->mu_);
+    STRATA_RETURN_IF_ERROR(fs_->CheckAlive(gen_));
+    if (pattern.empty()) return Status::InvalidArgument("preallocate: empty pattern");
+    std::string& d = inode_->data;
+    if (upto <= d.size()) return Status::Ok();
+    STRATA_RETURN_IF_ERROR(fs_->MaybeInjectFailure(Op::kAppend, path_));
+    STRATA_RETURN_IF_ERROR(fs_->CountMutation(Op::kAppend, path_));
+    if (fs_->space_limit_ && fs_->UsedBytesLocked() + (upto - d.size()) > *fs_->space_limit_)
+      return Status::FromErrno("write (preallocate)", path_, ENOSPC);
+    for (std::uint64_t o = d.size(); o < upto; ++o) d.push_back(pattern[o % pattern.size()]);
     return Status::Ok();
   }
 
@@ -59,6 +82,7 @@ class FaultInjectionFileSystem::WritableImpl final : public WritableFile {
     STRATA_RETURN_IF_ERROR(fs_->MaybeInjectFailure(Op::kTruncate, path_));
     STRATA_RETURN_IF_ERROR(fs_->CountMutation(Op::kTruncate, path_));
     inode_->data.resize(size, '\0');
+    size_ = size;
     return Status::Ok();
   }
 
@@ -74,7 +98,7 @@ class FaultInjectionFileSystem::WritableImpl final : public WritableFile {
 
   std::uint64_t Size() const override {
     std::lock_guard<std::mutex> lock(fs_->mu_);
-    return inode_->data.size();
+    return size_;
   }
 
  private:
@@ -82,6 +106,7 @@ class FaultInjectionFileSystem::WritableImpl final : public WritableFile {
   std::shared_ptr<Inode> inode_;
   std::string path_;
   std::uint64_t gen_;
+  std::uint64_t size_;  // where Append writes (preallocated bytes may follow)
 };
 
 class FaultInjectionFileSystem::ReadableImpl final : public ReadableFile {
@@ -280,12 +305,21 @@ void FaultInjectionFileSystem::SimulateCrash(CrashMode mode) {
     if (!done.insert(inode.get()).second) continue;
     std::string kept = inode->durable;
     const std::string& cached = inode->data;
-    bool appended_since_sync = cached.size() > kept.size() && cached.compare(0, kept.size(), kept) == 0;
-    if (mode == CrashMode::kTornUnsynced && appended_since_sync) {
-      std::uniform_int_distribution<std::size_t> len(0, cached.size() - kept.size());
-      std::size_t tail = len(rng_);
-      kept.append(cached, inode->durable.size(), tail);
-      if (tail > 0 && rng_() % 2 == 0) kept.back() = static_cast<char>(rng_());  // torn sector
+    // The unsynced changes start at the first byte where the cached file
+    // differs from the durable one (appends, or writes over preallocated
+    // bytes); a crash keeps a prefix of them. A file cut shorter since its
+    // last sync comes back whole, as before.
+    std::size_t first = 0;
+    const std::size_t common = std::min(cached.size(), kept.size());
+    while (first < common && cached[first] == kept[first]) ++first;
+    const bool changed_since_sync = cached.size() > first;
+    if (mode == CrashMode::kTornUnsynced && changed_since_sync) {
+      std::uniform_int_distribution<std::size_t> len(0, cached.size() - first);
+      const std::size_t cut = first + len(rng_);
+      std::string torn = cached.substr(0, cut);
+      if (cut < kept.size()) torn.append(kept, cut, std::string::npos);
+      if (cut > first && rng_() % 2 == 0) torn[cut - 1] = static_cast<char>(rng_());  // torn sector
+      kept = std::move(torn);
     }
     inode->data = kept;
     inode->durable = kept;

@@ -7,9 +7,13 @@
 //     Sync); each directory entry is durable only after SyncDir(parent);
 //   - SimulateCrash() kills every open handle (further calls fail with EIO)
 //     and rolls the state back to what was durable. In kTornUnsynced mode a
-//     random prefix of each file's unsynced appended bytes survives, and the
-//     last surviving byte may be garbage (a torn sector); in kProcessOnly mode
-//     everything written survives (the kernel kept the page cache);
+//     random prefix of each file's unsynced changes survives (from the first
+//     byte that differs from the durable bytes: appends, or writes over
+//     space Preallocate filled), and the last surviving byte may be garbage
+//     (a torn sector); in kProcessOnly mode everything written survives (the
+//     kernel kept the page cache);
+//   - Preallocate writes its pattern past a handle's Size() as unsynced
+//     bytes; appends then overwrite them in place;
 //   - directories themselves are always durable (CreateDirs is synchronous,
 //     and so is renaming a directory with everything below it).
 // Faults: a space limit (appends write what fits, then fail with ENOSPC),
