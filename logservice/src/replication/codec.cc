@@ -3,69 +3,15 @@
 
 #include <cstring>
 
+#include "byte_codec.h"
+
 namespace strata::logservice::repl {
 namespace {
 
 using wire::MsgType;
 
-class Writer {
- public:
-  void U8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U16(std::uint16_t v) { Raw(v, 2); }
-  void U32(std::uint32_t v) { Raw(v, 4); }
-  void U64(std::uint64_t v) { Raw(v, 8); }
-  void Str(std::string_view s) { U16(static_cast<std::uint16_t>(s.size())); out_.append(s); }
-  void Bytes(std::string_view s) { U32(static_cast<std::uint32_t>(s.size())); out_.append(s); }
-  std::string& out() { return out_; }
-
- private:
-  void Raw(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool U8(std::uint8_t* v) { std::uint64_t x; if (!Raw(&x, 1)) return false; *v = x; return true; }
-  bool U16(std::uint16_t* v) { std::uint64_t x; if (!Raw(&x, 2)) return false; *v = x; return true; }
-  bool U32(std::uint32_t* v) { std::uint64_t x; if (!Raw(&x, 4)) return false; *v = x; return true; }
-  bool U64(std::uint64_t* v) { return Raw(v, 8); }
-  bool Str(std::string* s, std::size_t cap) {
-    std::uint16_t n;
-    return U16(&n) && n <= cap && Take(n, s);
-  }
-  bool Bytes(std::string* s, std::size_t cap) {
-    std::uint32_t n;
-    return U32(&n) && n <= cap && Take(n, s);
-  }
-  bool Bool(bool* b) {
-    std::uint8_t v;
-    if (!U8(&v) || v > 1) return false;
-    *b = v == 1;
-    return true;
-  }
-  bool done() const { return pos_ == in_.size(); }
-
- private:
-  bool Raw(std::uint64_t* v, int n) {
-    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
-    std::uint64_t x = 0;
-    for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
-    pos_ += n;
-    *v = x;
-    return true;
-  }
-  bool Take(std::size_t n, std::string* s) {
-    if (in_.size() - pos_ < n) return false;
-    s->assign(in_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-  std::string_view in_;
-  std::size_t pos_ = 0;
-};
+using Writer = ByteWriter;
+using Reader = ByteReader;
 
 void PutHistory(Writer& w, const std::vector<SealEntry>& h) {
   w.U32(static_cast<std::uint32_t>(h.size()));
@@ -306,11 +252,6 @@ bool GetBody(Reader& r, Frame* f) {
   return false;
 }
 
-std::uint64_t Le(const char* p, int n) {
-  std::uint64_t x = 0;
-  for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
-  return x;
-}
 
 }  // namespace
 
@@ -337,23 +278,23 @@ Status Decode(std::span<const std::byte> bytes, Frame* out) {
 Status Decode(std::string_view in, Frame* out) {
   if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("message shorter than its header");
   const char* p = in.data();
-  if (Le(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("bad magic");
-  if (Le(p + wire::kVersionOffset, 1) != wire::kWireVersion)
-    return Status::InvalidArgument("unsupported protocol version " + std::to_string(Le(p + wire::kVersionOffset, 1)));
-  const auto type = Le(p + wire::kTypeOffset, 1);
+  if (LoadLe(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("bad magic");
+  if (LoadLe(p + wire::kVersionOffset, 1) != wire::kWireVersion)
+    return Status::InvalidArgument("unsupported protocol version " + std::to_string(LoadLe(p + wire::kVersionOffset, 1)));
+  const auto type = LoadLe(p + wire::kTypeOffset, 1);
   if (type < wire::kFirstType || type > wire::kLastType)
     return Status::InvalidArgument("unknown message type " + std::to_string(type));
-  const auto code = Le(p + wire::kCodeOffset, 2);
+  const auto code = LoadLe(p + wire::kCodeOffset, 2);
   if (code > wire::kLastReplyCode) return Status::InvalidArgument("unknown reply code " + std::to_string(code));
-  if (Le(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
-  if (Le(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
+  if (LoadLe(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
+  if (LoadLe(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
     return Status::InvalidArgument("body length does not match the message size");
   Frame f;
   f.type = static_cast<wire::MsgType>(type);
   if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
   f.code = static_cast<wire::ReplyCode>(code);
-  f.request_id = Le(p + wire::kRequestIdOffset, 8);
-  f.epoch = Le(p + wire::kEpochOffset, 8);
+  f.request_id = LoadLe(p + wire::kRequestIdOffset, 8);
+  f.epoch = LoadLe(p + wire::kEpochOffset, 8);
   Reader r(in.substr(wire::kHeaderSize));
   if (!GetBody(r, &f))
     return Status::InvalidArgument(std::string("malformed ") + std::string(MsgTypeName(f.type)) + " body");

@@ -1,6 +1,7 @@
 // Page service codec; the layout is documented in page_wire.h.
 #include "page_codec.h"
 
+#include "byte_codec.h"
 #include "crc32c.h"
 
 namespace strata::pageserver::svc {
@@ -8,52 +9,9 @@ namespace {
 
 using wire::MsgType;
 
-class Writer {
- public:
-  void U8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U16(std::uint16_t v) { Raw(v, 2); }
-  void U32(std::uint32_t v) { Raw(v, 4); }
-  void U64(std::uint64_t v) { Raw(v, 8); }
-  void Str(std::string_view s) { U16(static_cast<std::uint16_t>(s.size())); out_.append(s); }
-  void Bytes(std::string_view s) { U32(static_cast<std::uint32_t>(s.size())); out_.append(s); }
-  std::string& out() { return out_; }
-
- private:
-  void Raw(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool U8(std::uint8_t* v) { std::uint64_t x; if (!Raw(&x, 1)) return false; *v = static_cast<std::uint8_t>(x); return true; }
-  bool U16(std::uint16_t* v) { std::uint64_t x; if (!Raw(&x, 2)) return false; *v = static_cast<std::uint16_t>(x); return true; }
-  bool U32(std::uint32_t* v) { std::uint64_t x; if (!Raw(&x, 4)) return false; *v = static_cast<std::uint32_t>(x); return true; }
-  bool U64(std::uint64_t* v) { return Raw(v, 8); }
-  bool Str(std::string* s, std::size_t cap) { std::uint16_t n; return U16(&n) && n <= cap && Take(n, s); }
-  bool Bytes(std::string* s, std::size_t cap) { std::uint32_t n; return U32(&n) && n <= cap && Take(n, s); }
-  bool done() const { return pos_ == in_.size(); }
-
- private:
-  bool Raw(std::uint64_t* v, int n) {
-    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
-    std::uint64_t x = 0;
-    for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
-    pos_ += n;
-    *v = x;
-    return true;
-  }
-  bool Take(std::size_t n, std::string* s) {
-    if (in_.size() - pos_ < n) return false;
-    s->assign(in_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-  std::string_view in_;
-  std::size_t pos_ = 0;
-};
+using Writer = logservice::repl::ByteWriter;
+using Reader = logservice::repl::ByteReader;
+using logservice::repl::LoadLe;
 
 std::uint32_t Crc(std::string_view s) { return logservice::storage::Crc32c(s); }
 
@@ -198,11 +156,6 @@ bool GetBody(Reader& r, Frame* f) {
   return false;
 }
 
-std::uint64_t Le(const char* p, int n) {
-  std::uint64_t x = 0;
-  for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
-  return x;
-}
 
 }  // namespace
 
@@ -224,23 +177,23 @@ std::string Encode(const Frame& f) {
 Status Decode(std::string_view in, Frame* out) {
   if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("page service message shorter than its header");
   const char* p = in.data();
-  if (Le(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("not a page service message (bad magic)");
-  if (Le(p + wire::kVersionOffset, 1) != wire::kVersion)
-    return Status::InvalidArgument("unsupported page service version " + std::to_string(Le(p + wire::kVersionOffset, 1)));
-  const auto type = Le(p + wire::kTypeOffset, 1);
+  if (LoadLe(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("not a page service message (bad magic)");
+  if (LoadLe(p + wire::kVersionOffset, 1) != wire::kVersion)
+    return Status::InvalidArgument("unsupported page service version " + std::to_string(LoadLe(p + wire::kVersionOffset, 1)));
+  const auto type = LoadLe(p + wire::kTypeOffset, 1);
   if (type < 1 || type > wire::kLastType || (type > static_cast<std::uint8_t>(MsgType::kPutImagesResp) &&
                                              type != static_cast<std::uint8_t>(MsgType::kErrorResp)))
     return Status::InvalidArgument("unknown page service message type " + std::to_string(type));
-  const auto code = Le(p + wire::kCodeOffset, 2);
+  const auto code = LoadLe(p + wire::kCodeOffset, 2);
   if (code > wire::kLastCode) return Status::InvalidArgument("unknown page service code " + std::to_string(code));
-  if (Le(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
-  if (Le(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
+  if (LoadLe(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
+  if (LoadLe(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
     return Status::InvalidArgument("body length does not match the message size");
   Frame f;
   f.type = static_cast<MsgType>(type);
   if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
   f.code = static_cast<wire::Code>(code);
-  f.request_id = Le(p + wire::kRequestIdOffset, 8);
+  f.request_id = LoadLe(p + wire::kRequestIdOffset, 8);
   Reader r(in.substr(wire::kHeaderSize));
   if (!GetBody(r, &f)) return Status::InvalidArgument("malformed " + std::string(TypeName(f.type)) + " body");
   if (!r.done()) return Status::InvalidArgument("trailing bytes after " + std::string(TypeName(f.type)));
