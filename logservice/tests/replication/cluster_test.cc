@@ -194,11 +194,11 @@ TEST(Cluster, StageClocksMoveWithAppendsTailsAndWaits) {
 
 // A write that completes blocks and leaves a partial one (InnoDB's usual
 // commit) goes to each node as one message, written to its journal together
-// and made durable by one fdatasync: the node's log syncs no more often than
-// once per write. As separate Append and PutTail calls, waited for one by
-// one, each node syncs about twice per write (the append's batch is usually
-// gone to fdatasync before the tail arrives). What was written reads back,
-// and a new writer recovers it, tail included.
+// and made durable by one fdatasync: one post per node per write (240, two
+// per node per write, with the tail sent apart) and about one sync per
+// write on each node. A busy transport may make the client post again, and
+// a loaded machine split a batch, hence the slack. What was written reads
+// back, and a new writer recovers it, tail included.
 TEST(Cluster, AppendWithTailIsOneMessageAndOneSyncPerNode) {
   LocalCluster c(3);
   ASSERT_TRUE(c.StartAll());
@@ -233,12 +233,13 @@ TEST(Cluster, AppendWithTailIsOneMessageAndOneSyncPerNode) {
       if (i == kWrites - 1) expected += image.substr(0, used);
     }
     const client::WriteStats stats_after = lc->write_stats();
-    // One message per node per write (nothing was lost or re-sent here).
-    EXPECT_EQ(stats_after.posts - stats_before.posts, static_cast<std::uint64_t>(3 * kWrites));
+    const std::uint64_t posts = stats_after.posts - stats_before.posts;
+    EXPECT_GE(posts, static_cast<std::uint64_t>(3 * kWrites));
+    EXPECT_LE(posts, static_cast<std::uint64_t>(3 * kWrites + kWrites / 2));
     const std::vector<std::uint64_t> after = syncs();
     ASSERT_EQ(after.size(), 3u);
     for (int n = 0; n < 3; ++n)
-      EXPECT_LE(after[n] - before[n], static_cast<std::uint64_t>(kWrites + 2)) << "node " << n + 1;
+      EXPECT_LE(after[n] - before[n], static_cast<std::uint64_t>(kWrites + kWrites / 4)) << "node " << n + 1;
     EXPECT_EQ(ReadRange(*lc, 0, end), expected);
   }  // the writer "dies" here
   auto lc = OpenOk(Config(c));
