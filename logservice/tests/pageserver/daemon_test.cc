@@ -29,14 +29,7 @@ using logservice::testing::LocalCluster;
 using std::chrono::milliseconds;
 using W = FakeRedoHelper;
 
-int RunShell(const std::string& cmd, std::string* out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  return WEXITSTATUS(pclose(p));
-}
+using logservice::testing::RunShell;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);

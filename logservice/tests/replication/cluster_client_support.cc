@@ -2,6 +2,7 @@
 #include "cluster_client_support.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -117,6 +118,15 @@ std::optional<repl::Frame> NodeProbe::Call(int i, const repl::Frame& q) {
   auto r = (*ch)->Call(q, milliseconds(2000));
   if (!r.ok()) return std::nullopt;
   return std::move(*r);
+}
+
+int RunShell(const std::string& cmd, std::string* out) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  return WEXITSTATUS(pclose(p));
 }
 
 }  // namespace strata::logservice::testing

@@ -39,6 +39,10 @@ void AppendBlocksDurable(client::LogClient& lc, int blocks);
 // kNotFound. The same assertions for every transport and cluster kind.
 void ExpectCheckpointAndPageRoundTrips(client::LogClient& lc);
 
+// Runs `cmd` through the shell, stdout and stderr appended to *out; its
+// exit status (-1 if it could not start). For the CLI tools' tests.
+int RunShell(const std::string& cmd, std::string* out);
+
 // Talks to one node of the cluster directly, as logservicectl status does.
 class NodeProbe {
  public:

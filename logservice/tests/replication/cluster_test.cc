@@ -73,14 +73,6 @@ int RunCtl(const LocalCluster& c, std::string* out) {
   return WEXITSTATUS(pclose(p));
 }
 
-int RunCmd(const std::string& cmd, std::string* out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  return WEXITSTATUS(pclose(p));
-}
 
 // The number after "key=" in a logservicectl line (~0 if absent).
 std::uint64_t Field(const std::string& line, const std::string& key) {
@@ -518,13 +510,13 @@ TEST(Admin, GrpcStatusThroughLogservicectl) {
   EXPECT_EQ(nodes, 3) << out;
   // JSON over gRPC, and a node that does not answer: named, exit status 1.
   std::string json;
-  EXPECT_EQ(RunCmd(std::string(LOGSERVICECTL_PATH) + " status --json --admin=" + admins +
+  EXPECT_EQ(testing::RunShell(std::string(LOGSERVICECTL_PATH) + " status --json --admin=" + admins +
                        " --token_file=" + c.readonly_token_file(), &json), 0) << json;
   EXPECT_NE(json.find("\"durable_lsn\":\"4096\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"disk_bytes\":"), std::string::npos) << json;
   c.Kill(1);
   std::string down;
-  EXPECT_EQ(RunCmd(std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins +
+  EXPECT_EQ(testing::RunShell(std::string(LOGSERVICECTL_PATH) + " status --admin=" + admins +
                        " --token_file=" + c.readonly_token_file(), &down), 1) << down;
   EXPECT_NE(down.find(c.admin_address(1)), std::string::npos) << down;
   EXPECT_NE(down.find("error="), std::string::npos) << down;
