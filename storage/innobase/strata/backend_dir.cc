@@ -9,6 +9,8 @@
 //   redo.blocks  block k at byte offset 512k (LSN == offset; a sparse file,
 //                release() punches holes below the checkpoint)
 //   checkpoint   the checkpoint record (below), replaced by rename
+//   retain       optional: a decimal LSN; release() keeps redo at and above
+//                it (a retention pin, as page servers hold on the log nodes)
 //
 // The tail slot is the tail block's own place in redo.blocks, overwritten in
 // place: exactly what stock InnoDB does to its partial last block, with the
@@ -29,8 +31,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -297,6 +301,11 @@ class DirBackend final : public Backend {
 
   Status release(std::uint64_t lsn) override {
     if (blocks_fd_ < 0) return Status::Ok();
+    // A retention pin, as the log nodes keep for page servers: redo at and
+    // above it stays (tests of the page-apply helper read it afterwards).
+    std::string pin;
+    if (read_file(path_ + "/retain", &pin).ok() && !pin.empty())
+      lsn = std::min<std::uint64_t>(lsn, std::strtoull(pin.c_str(), nullptr, 10));
     const std::uint64_t upto = lsn / kReleaseGranule * kReleaseGranule;
     if (upto <= released_) return Status::Ok();
     if (::fallocate(blocks_fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,

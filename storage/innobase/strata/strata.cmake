@@ -81,9 +81,14 @@ LIST(APPEND INNOBASE_SOURCES
   strata/backend_logservice.cc
   strata/local_nodes.cc
   strata/meta.cc
+  strata/page_apply.cc
   strata/pfs_nodes.cc
   strata/redo.cc
 )
 SET_SOURCE_FILES_PROPERTIES(strata/backend_logservice.cc PROPERTIES
   INCLUDE_DIRECTORIES ${STRATA_REPO_ROOT}/logservice/include)
+# The page-apply helper speaks the page server's pipe protocol (a header of
+# the log service tree, standard library only).
+SET_SOURCE_FILES_PROPERTIES(strata/page_apply.cc PROPERTIES
+  INCLUDE_DIRECTORIES ${STRATA_REPO_ROOT}/logservice/src)
 SET(STRATA_INNOBASE_LIBS strata_logservice_client_lib)
