@@ -178,7 +178,10 @@ def workload_two(m: MysqldInstance, rows: int) -> None:
           "INSERT INTO pa.n (v) SELECT REPEAT('n', 150) FROM pa.t LIMIT 1500")
 
 
-def parse(helper: Helper, redo: Path, lsn_a: int, lsn_b: int) -> tuple[int, list]:
+SPACE_OPS = {1: "create", 2: "extend", 3: "delete", 4: "rename", 5: "size"}
+
+
+def parse(helper: Helper, redo: Path, lsn_a: int, lsn_b: int) -> tuple[int, list, list]:
     start = lsn_a // BLOCK * BLOCK
     end = (lsn_b + BLOCK - 1) // BLOCK * BLOCK
     with open(redo, "rb") as fh:
@@ -191,7 +194,12 @@ def parse(helper: Helper, redo: Path, lsn_a: int, lsn_b: int) -> tuple[int, list
     for _ in range(n):
         space, page, mtype, s, e = r.take("IIBQQ")
         records.append((space, page, mtype, s, e, r.blob()))
-    return parsed_to, records
+    ops = []
+    for _ in range(r.take("I")):
+        kind, space, flags, size = r.take("BIIQ")
+        name = r.blob("H").decode()
+        ops.append((SPACE_OPS.get(kind, kind), space, flags, size, name, r.take("Q")))
+    return parsed_to, records, ops
 
 
 def main() -> int:
@@ -244,8 +252,9 @@ def check(args, volume: Path, base: Path, datadir: Path, lsn_a: int, lsn_b: int)
     spaces = b"".join(struct.pack("<III", sid, space_flags(f), f.stat().st_size // physical_size(space_flags(f)))
                       for sid, f in files_b.items())
     helper.call(SPACES, struct.pack("<I", len(files_b)) + spaces)
-    parsed_to, records = parse(helper, volume / "innodb" / "redo.blocks", lsn_a, lsn_b)
-    say(f"parsed to {parsed_to} (of {lsn_b}): {len(records)} records")
+    parsed_to, records, ops = parse(helper, volume / "innodb" / "redo.blocks", lsn_a, lsn_b)
+    say(f"parsed to {parsed_to} (of {lsn_b}): {len(records)} records, {len(ops)} tablespace operations")
+    failures = check_space_ops(ops, files_b, lsn_a, lsn_b)
     if parsed_to < lsn_b - BLOCK:
         say("FAIL: the parse stopped short of the redo's end")
         return 1
@@ -315,13 +324,36 @@ def check(args, volume: Path, base: Path, datadir: Path, lsn_a: int, lsn_b: int)
                 unlogged += 1
                 if unlogged <= 10:
                     say(f"UNLOGGED {space}:{page} ({f.name}) changed without a redo record")
-    failures = negative_checks(args, helper, volume, lsn_a, pages, by_page, files_a, files_b)
+    failures += negative_checks(args, helper, volume, lsn_a, pages, by_page, files_a, files_b)
     helper.close()
     seen = ", ".join(f"{t}:{n}" for t, n in sorted(types.items()))
     say(f"record types seen (MLOG id: count): {seen}")
     say(f"{len(pages)} pages rebuilt: {equal} equal, {different} different; {lsn_drift} equal but for a page LSN"
         f" moved without a record; {unlogged} changed without redo")
     return 0 if different == 0 and unlogged == 0 and equal > 0 and failures == 0 else 1
+
+
+def check_space_ops(ops: list, files_b: dict[int, Path], lsn_a: int, lsn_b: int) -> int:
+    """The table the second workload created arrives as a create with its
+    id, name and flags; size changes name known spaces; LSNs are in range."""
+    failures = 0
+    new_table = next((sid for sid, f in files_b.items() if f.name == "n.ibd" and f.parent.name == "pa"), None)
+    creates = [op for op in ops if op[0] == "create" and op[1] == new_table]
+    sdi = 1 << 14  # FSP_FLAGS_MASK_SDI: set by a later page-0 write, not at creation
+    if new_table is None or len(creates) != 1 or not creates[0][4].endswith("pa/n.ibd") or \
+            creates[0][2] | sdi != space_flags(files_b[new_table]) | sdi:
+        say(f"FAIL: pa/n.ibd (space {new_table}) is not one create with its name and flags: {creates}")
+        failures += 1
+    else:
+        say(f"ok: CREATE TABLE arrived as a tablespace create: {creates[0]}")
+    bad = [op for op in ops if not lsn_a < op[5] <= lsn_b]
+    sizes = [op for op in ops if op[0] in ("size", "extend") and op[1] == new_table]
+    if bad or not sizes:
+        say(f"FAIL: tablespace operations outside the redo range {bad[:3]}, or no size for pa/n.ibd")
+        failures += 1
+    else:
+        say(f"ok: {len(ops)} tablespace operations in range; pa/n.ibd grew to {sizes[-1][3]} ({sizes[-1][0]})")
+    return failures
 
 
 def negative_checks(args, helper: Helper, volume: Path, lsn_a: int, pages, by_page, files_a, files_b) -> int:

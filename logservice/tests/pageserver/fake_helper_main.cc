@@ -4,7 +4,8 @@
 // the server build. It knows no redo format:
 //   PARSE  one record per whole 512-byte block: space 1, page = the block's
 //          index from the start, type 7, body = the block's first 8 bytes,
-//          [block, block + 512); parsed_to = the end of the blocks
+//          [block, block + 512); parsed_to = the end of the blocks; space 1
+//          created (flags 0x21, "./fake/t.ibd") and sized 7 pages by the first
 //   APPLY  a valid crc32 InnoDB page of the page asked, its LSN the last
 //          record's end (or the base's), the record count at byte 38
 // Options: --die-once=FILE (exit at the first APPLY unless FILE exists; it
@@ -114,6 +115,12 @@ int main(int argc, char** argv) {
         w.U64(block + i * 512 + (i == 0 ? from - block : 0));
         w.U64(block + (i + 1) * 512);
         w.Bytes(std::string_view(blocks).substr(i * 512, 8));
+      }
+      // Tablespace operations: space 1 is created and sized by the first block.
+      w.U32(n > 0 ? 2 : 0);
+      if (n > 0) {
+        w.U8(kSpaceCreate), w.U32(1), w.U32(0x21), w.U64(0), w.Str("./fake/t.ibd"), w.U64(block + 512);
+        w.U8(kSpaceSize), w.U32(1), w.U32(0), w.U64(7), w.Str(""), w.U64(block + 512);
       }
       Reply(h.request_id, kParsed, w.out());
     } else if (h.type == kApply) {

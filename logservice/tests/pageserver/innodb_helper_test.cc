@@ -71,6 +71,12 @@ TEST_F(InnoDbHelperTest, ParseReturnsRecordsWithTheirTypeByteInLogOrder) {
   EXPECT_EQ(p->records[0].body.substr(0, 1), "\x07");
   EXPECT_EQ(p->records[0].body.substr(1), "bbbbbbbb");
   for (std::size_t i = 1; i < p->records.size(); ++i) EXPECT_LE(p->records[i - 1].end_lsn, p->records[i].end_lsn);
+  ASSERT_EQ(p->events.size(), 2u);
+  EXPECT_EQ(p->events[0].kind, SpaceEvent::Kind::kCreate);
+  EXPECT_EQ(p->events[0].flags, 0x21u);
+  EXPECT_EQ(p->events[0].name, "./fake/t.ibd");
+  EXPECT_EQ(p->events[1].kind, SpaceEvent::Kind::kExtend);
+  EXPECT_EQ(p->events[1].size_pages, 7u);
   // Less than a block: nothing yet, given again later.
   auto none = h->Parse(2048, std::string(100, 'b'));
   ASSERT_TRUE(none.ok());

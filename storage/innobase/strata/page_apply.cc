@@ -58,6 +58,7 @@
 #include "log0files_io.h"
 #include "log0recv.h"
 #include "log0sys.h"
+#include "fsp0types.h"
 #include "mach0data.h"
 #include "mtr0mtr.h"
 #include "page0page.h"
@@ -116,6 +117,17 @@ struct Staged {
 } g_staged;
 
 ut::aligned_pointer<log_t, ut::INNODB_CACHE_LINE_SIZE> g_log;
+
+/* Tablespace operations of the current PARSE (helper_protocol.h, kParsed). */
+struct SpaceOp {
+  proto::SpaceOpKind kind;
+  std::uint32_t space = 0;
+  std::uint32_t flags = 0;
+  std::uint64_t size = 0;  // kExtend: file size in bytes; kSize: pages
+  std::string name;
+  lsn_t lsn = 0;
+};
+std::vector<SpaceOp> g_space_ops;
 
 void say(const std::string &line) {
   const std::string s = "page-apply[" + std::to_string(getpid()) + "]: " +
@@ -328,6 +340,20 @@ std::string handle_spaces(ByteReader &r) {
   return "";
 }
 
+/* A 4-byte write of FSP_SIZE on page 0 changes the tablespace's size: the
+page server's tablespace directory follows it (design note, section 6). */
+void note_size_write(space_id_t space, const recv_t *recv,
+                     const std::string &body) {
+  if (recv->type != MLOG_4BYTES || body.size() < 3) return;
+  const byte *p = reinterpret_cast<const byte *>(body.data());
+  if (mach_read_from_2(p) != FSP_HEADER_OFFSET + FSP_SIZE) return;
+  const byte *v = p + 2;
+  const uint32_t pages = mach_parse_compressed(&v, p + body.size());
+  if (v == nullptr) return;
+  g_space_ops.push_back(
+      SpaceOp{proto::kSpaceSize, space, 0, pages, "", recv->end_lsn});
+}
+
 /* Serialises and forgets what recovery's scanner hashed. */
 void take_records(ByteWriter &w, std::uint32_t *count) {
   std::string body;
@@ -338,6 +364,7 @@ void take_records(ByteWriter &w, std::uint32_t *count) {
         body.resize(recv->len);
         if (recv->len > 0)
           strata_recv_copy_body(reinterpret_cast<byte *>(body.data()), recv);
+        if (addr->page_no == 0) note_size_write(addr->space, recv, body);
         w.U32(addr->space);
         w.U32(addr->page_no);
         w.U8(static_cast<std::uint8_t>(recv->type));
@@ -363,6 +390,7 @@ std::string handle_parse(ByteReader &r, std::string *out) {
       blocks.empty() || blocks.size() % OS_FILE_LOG_BLOCK_SIZE != 0)
     return "PARSE wants whole 512-byte blocks from the block holding `from`";
 
+  g_space_ops.clear();
   strata_recv_parse_begin(from);
   lsn_t scanned_to = 0;
   strata_recv_scan(reinterpret_cast<const byte *>(blocks.data()),
@@ -383,6 +411,17 @@ std::string handle_parse(ByteReader &r, std::string *out) {
   take_records(recs, &n);
   w.U32(n);
   w.out().append(recs.out());
+  std::stable_sort(g_space_ops.begin(), g_space_ops.end(),
+                   [](const SpaceOp &a, const SpaceOp &b) { return a.lsn < b.lsn; });
+  w.U32(static_cast<std::uint32_t>(g_space_ops.size()));
+  for (const auto &op : g_space_ops) {
+    w.U8(op.kind);
+    w.U32(op.space);
+    w.U32(op.flags);
+    w.U64(op.size);
+    w.Str(op.name);
+    w.U64(op.lsn);
+  }
   *out = std::move(w.out());
   return "";
 }
@@ -621,6 +660,54 @@ int serve(const std::string &seccomp_mode) {
 }
 
 }  // namespace
+
+namespace {
+/* A file name in a tablespace record: u16 length, then the bytes (with
+their terminating NUL). */
+const byte *take_name(const byte *p, const byte *end, std::string *name) {
+  if (end - p < 2) return nullptr;
+  const ulint len = mach_read_from_2(p);
+  p += 2;
+  if (static_cast<ulint>(end - p) < len) return nullptr;
+  name->assign(reinterpret_cast<const char *>(p), len);
+  while (!name->empty() && name->back() == '\0') name->pop_back();
+  return p + len;
+}
+}  // namespace
+
+void file_event(mlog_id_t type, space_id_t space_id, const byte *body,
+                const byte *end, lsn_t end_lsn) {
+  SpaceOp op;
+  op.space = space_id;
+  op.lsn = end_lsn;
+  switch (type) {
+    case MLOG_FILE_CREATE:
+      if (end - body < 4) return;
+      op.kind = proto::kSpaceCreate;
+      op.flags = mach_read_from_4(body);
+      if (take_name(body + 4, end, &op.name) == nullptr) return;
+      break;
+    case MLOG_FILE_DELETE:
+      op.kind = proto::kSpaceDelete;
+      if (take_name(body, end, &op.name) == nullptr) return;
+      break;
+    case MLOG_FILE_RENAME: {
+      std::string from;
+      const byte *p = take_name(body, end, &from);
+      op.kind = proto::kSpaceRename;
+      if (p == nullptr || take_name(p, end, &op.name) == nullptr) return;
+      break;
+    }
+    case MLOG_FILE_EXTEND:
+      if (end - body < 16) return;
+      op.kind = proto::kSpaceExtend;
+      op.size = mach_read_from_8(body) + mach_read_from_8(body + 8);
+      break;
+    default:
+      return;
+  }
+  g_space_ops.push_back(std::move(op));
+}
 
 dberr_t read_staged(const page_id_t &page_id, const page_size_t &page_size,
                     void *dst) {

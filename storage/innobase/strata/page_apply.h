@@ -10,6 +10,8 @@
 
 #include "buf0types.h"
 #include "db0err.h"
+#include "log0types.h"
+#include "mtr0types.h"
 #include "page0size.h"
 #include "univ.i"
 
@@ -25,6 +27,17 @@ inline bool active() { return g_active; }
 @return DB_SUCCESS, or DB_ERROR when page_id is not the staged page */
 dberr_t read_staged(const page_id_t &page_id, const page_size_t &page_size,
                     void *dst);
+
+/** Notes a tablespace operation found by recovery's scanner in a complete
+mini-transaction (MLOG_FILE_CREATE, _DELETE, _RENAME, _EXTEND); other record
+types are ignored. The helper reports them with the PARSE answer.
+@param[in]  type     record type
+@param[in]  space_id tablespace
+@param[in]  body     record body (after type, space and page)
+@param[in]  end      end of the record
+@param[in]  end_lsn  end LSN of its mini-transaction */
+void file_event(mlog_id_t type, space_id_t space_id, const byte *body,
+                const byte *end, lsn_t end_lsn);
 
 }  // namespace page_apply
 }  // namespace strata

@@ -20,7 +20,10 @@
 //   kParse    u64 from, u64 block_lsn, Bytes blocks
 //             `blocks` are whole 512-byte log blocks starting at block_lsn
 //             = from rounded down to 512; `from` is a mini-transaction
-//             boundary                       -> kParsed u64 parsed_to, u32 n, n x Record
+//             boundary                       -> kParsed u64 parsed_to, u32 n, n x Record,
+//                                                           u32 m, m x SpaceOp
+//             SpaceOp = u8 kind, u32 space, u32 flags, u64 size, Str name, u64 lsn
+//             (SpaceOpKind; lsn = its mini-transaction's end; in LSN order)
 //   kApply    u32 n, n x {u32 space, u32 page, u8 has_base, Bytes base, u32 r, r x Record'}
 //             Record' = Record without space and page
 //                                            -> kApplied u32 n, n x {u8 ok, Str error, u64 page_lsn, u32 applied, Bytes image}
@@ -63,6 +66,15 @@ enum Type : std::uint16_t {
   kPing = 9,
   kPong = 10,
   kError = 99,
+};
+
+// Tablespace operations found while parsing (design note, section 6).
+enum SpaceOpKind : std::uint8_t {
+  kSpaceCreate = 1,  // MLOG_FILE_CREATE: flags (FSP_SPACE_FLAGS), name
+  kSpaceExtend = 2,  // MLOG_FILE_EXTEND: size = the file's new size in bytes
+  kSpaceDelete = 3,  // MLOG_FILE_DELETE: name
+  kSpaceRename = 4,  // MLOG_FILE_RENAME: name = the new name
+  kSpaceSize = 5,    // a write of FSP_SIZE on page 0: size = pages
 };
 
 struct FrameHeader {

@@ -45,15 +45,21 @@ Status InnoDbRedoHelper::Hello(HelperProcess& child) {
   if (!ready.ok()) return ready.status();
   ByteReader r(*ready);
   std::uint32_t page_size = 0, crc = 0;
-  std::string version;
-  if (!r.U32(&page_size) || !r.U32(&crc) || !r.Str(&version, 256)) return Malformed("READY");
+  std::string build;
+  if (!r.U32(&page_size) || !r.U32(&crc) || !r.Str(&build, 256)) return Malformed("READY");
   if (page_size != options_.page_size)
     return Status::InvalidArgument("the helper runs with " + std::to_string(page_size) + "-byte pages, not " +
                                    std::to_string(options_.page_size));
   if (crc != kCrcCheckValue) return Status::InvalidArgument("the helper's CRC-32C is not the page server's");
+  return SendSpaces(child);
+}
+
+Status InnoDbRedoHelper::SendSpaces(HelperProcess& child) {
   ByteWriter w;
+  std::uint64_t version;
   {
     std::lock_guard<std::mutex> l(mu_);
+    version = spaces_version_;
     w.U32(static_cast<std::uint32_t>(spaces_.size()));
     for (const auto& s : spaces_) {
       w.U32(s.space_id);
@@ -62,30 +68,19 @@ Status InnoDbRedoHelper::Hello(HelperProcess& child) {
     }
   }
   auto ok = child.Call(kSpaces, w.out());
-  return ok.ok() ? Status::Ok() : ok.status();
+  if (!ok.ok()) return ok.status();
+  std::lock_guard<std::mutex> l(mu_);
+  known_version_[&child] = version;
+  return Status::Ok();
 }
 
 Status InnoDbRedoHelper::SetSpaces(std::vector<SpaceInfo> spaces) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    spaces_ = std::move(spaces);
-  }
-  // Running children learn the list now, the others when they start. A
-  // child that fails it is killed: its restart sends the list again.
-  std::vector<HelperProcess*> children{parser_.get()};
-  for (std::size_t i = 0; i < appliers_.size(); ++i) children.push_back(TakeApplyChild());
-  Status first = Status::Ok();
-  for (HelperProcess* c : children) {
-    if (c->pid() > 0) {
-      Status s = Hello(*c);
-      if (!s.ok()) {
-        c->Kill();
-        if (first.ok()) first = s;
-      }
-    }
-  }
-  for (std::size_t i = 1; i < children.size(); ++i) ReturnApplyChild(children[i]);
-  return first;
+  // The apply children learn the new list before their next request
+  // (SendSpacesIfStale); parsing needs none.
+  std::lock_guard<std::mutex> l(mu_);
+  spaces_ = std::move(spaces);
+  ++spaces_version_;
+  return Status::Ok();
 }
 
 Result<std::string> InnoDbRedoHelper::CallWithRetry(HelperProcess& child, std::uint16_t type,
@@ -150,7 +145,22 @@ Result<ParseResult> InnoDbRedoHelper::Parse(Lsn from, std::string_view bytes) {
     rec.body += body;
     out.records.push_back(std::move(rec));
   }
+  std::uint32_t m = 0;
+  if (!r.U32(&m) || m > kMaxRecordsPerParse) return Malformed("PARSED");
+  for (std::uint32_t i = 0; i < m; ++i) {
+    std::uint8_t kind = 0;
+    std::uint32_t space = 0, flags = 0;
+    std::uint64_t size = 0, lsn = 0;
+    std::string name;
+    if (!r.U8(&kind) || !r.U32(&space) || !r.U32(&flags) || !r.U64(&size) || !r.Str(&name, 4096) || !r.U64(&lsn))
+      return Malformed("PARSED");
+    if (lsn <= from || lsn > parsed_to) return Malformed("PARSED (a tablespace operation outside the parsed range)");
+    auto event = ToSpaceEvent(kind, space, flags, size, std::move(name), lsn);
+    if (!event.ok()) return event.status();
+    out.events.push_back(std::move(*event));
+  }
   if (!r.done()) return Malformed("PARSED (trailing bytes)");
+  LearnSpaces(out.events);
   // The helper lists records page by page; the store takes them in log
   // order. (end, start) is that order and keeps each page's own order.
   std::stable_sort(out.records.begin(), out.records.end(), [](const PageRecord& a, const PageRecord& b) {
@@ -158,6 +168,79 @@ Result<ParseResult> InnoDbRedoHelper::Parse(Lsn from, std::string_view bytes) {
   });
   out.parsed_to = parsed_to;
   return out;
+}
+
+// Physical page size of a tablespace from its flags (FSP_SPACE_FLAGS): a
+// compressed tablespace's zip_ssize (bits 1-4) gives 512 << zip_ssize.
+std::uint32_t InnoDbRedoHelper::PhysicalPageSize(std::uint32_t flags) const {
+  const std::uint32_t zip_ssize = (flags >> 1) & 0xF;
+  return zip_ssize == 0 ? options_.page_size : (512u << zip_ssize);
+}
+
+Result<SpaceEvent> InnoDbRedoHelper::ToSpaceEvent(std::uint8_t kind, std::uint32_t space, std::uint32_t flags,
+                                                  std::uint64_t size, std::string name, Lsn lsn) const {
+  SpaceEvent e;
+  e.space = space;
+  e.lsn = lsn;
+  switch (kind) {
+    case kSpaceCreate:
+      e.kind = SpaceEvent::Kind::kCreate;
+      e.flags = flags;
+      e.name = std::move(name);
+      return e;
+    case kSpaceExtend: {
+      std::uint32_t physical = options_.page_size;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        for (const auto& s : spaces_)
+          if (s.space_id == space) physical = PhysicalPageSize(s.flags);
+      }
+      e.kind = SpaceEvent::Kind::kExtend;
+      e.size_pages = static_cast<std::uint32_t>(size / physical);
+      return e;
+    }
+    case kSpaceSize:
+      e.kind = SpaceEvent::Kind::kExtend;
+      e.size_pages = static_cast<std::uint32_t>(size);
+      return e;
+    case kSpaceDelete:
+      e.kind = SpaceEvent::Kind::kDelete;
+      e.name = std::move(name);
+      return e;
+    case kSpaceRename:
+      e.kind = SpaceEvent::Kind::kRename;
+      e.name = std::move(name);
+      return e;
+    default:
+      return Malformed("PARSED (an unknown tablespace operation)");
+  }
+}
+
+// The children apply pages of tablespaces they were told of: a create adds
+// one (flags), a size change updates it; the list goes to each child before
+// its next request.
+void InnoDbRedoHelper::LearnSpaces(const std::vector<SpaceEvent>& events) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& e : events) {
+    auto it = std::find_if(spaces_.begin(), spaces_.end(), [&](const SpaceInfo& s) { return s.space_id == e.space; });
+    if (e.kind == SpaceEvent::Kind::kCreate) {
+      if (it == spaces_.end()) it = spaces_.insert(spaces_.end(), SpaceInfo{e.space, e.flags, 1});
+      it->flags = e.flags;
+      ++spaces_version_;
+    } else if (e.kind == SpaceEvent::Kind::kExtend && it != spaces_.end() && e.size_pages > it->size_pages) {
+      it->size_pages = e.size_pages;
+      ++spaces_version_;
+    }
+  }
+}
+
+Status InnoDbRedoHelper::SendSpacesIfStale(HelperProcess& child) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    // A child not running gets the list when it starts (Hello).
+    if (child.pid() <= 0 || known_version_[&child] == spaces_version_) return Status::Ok();
+  }
+  return SendSpaces(child);
 }
 
 Result<std::string> InnoDbRedoHelper::Apply(PageId page, const std::optional<std::string>& base,
@@ -178,6 +261,8 @@ Result<std::string> InnoDbRedoHelper::Apply(PageId page, const std::optional<std
     w.Bytes(std::string_view(rec.body).substr(1));
   }
   HelperProcess* child = TakeApplyChild();
+  Status told = SendSpacesIfStale(*child);
+  if (!told.ok()) child->Kill();  // its restart sends the list
   auto reply = CallWithRetry(*child, kApply, w.out());
   ReturnApplyChild(child);
   if (!reply.ok()) return Status::Corruption(PageName(page) + ": " + reply.status().message());

@@ -13,7 +13,10 @@
 //   recovery's hash stores it; start_lsn/end_lsn are recovery's.
 //   Parse(from, bytes): `bytes` start at the log block holding `from`
 //   (block_start(from), a multiple of 512) and are whole 512-byte blocks;
-//   parse_to is the end of the last complete mini-transaction.
+//   parse_to is the end of the last complete mini-transaction. Tablespace
+//   operations come back as SpaceEvents (create with its flags, size changes
+//   from file extensions and page-0 FSP_SIZE writes, delete, rename), and the
+//   children learn created tablespaces from them.
 //
 // Never a wrong page: a child that dies, hangs past the timeout or breaks a
 // frame is killed and the call retried once on a fresh child; a second
@@ -23,6 +26,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -72,11 +76,19 @@ class InnoDbRedoHelper final : public RedoApplyHelper {
   Result<std::string> CallWithRetry(HelperProcess& child, std::uint16_t type, const std::string& payload);
   HelperProcess* TakeApplyChild();
   void ReturnApplyChild(HelperProcess* child);
+  std::uint32_t PhysicalPageSize(std::uint32_t flags) const;
+  Result<SpaceEvent> ToSpaceEvent(std::uint8_t kind, std::uint32_t space, std::uint32_t flags, std::uint64_t size,
+                                  std::string name, Lsn lsn) const;
+  void LearnSpaces(const std::vector<SpaceEvent>& events);
+  Status SendSpaces(HelperProcess& child);
+  Status SendSpacesIfStale(HelperProcess& child);
 
   Options options_;
   mutable std::mutex mu_;
   std::condition_variable free_cv_;
   std::vector<SpaceInfo> spaces_;          // guarded by mu_
+  std::uint64_t spaces_version_ = 0;       // guarded by mu_; bumped by every change
+  std::map<const HelperProcess*, std::uint64_t> known_version_;  // guarded by mu_
   std::unique_ptr<HelperProcess> parser_;  // the ingest thread's
   std::vector<std::unique_ptr<HelperProcess>> appliers_;
   std::vector<HelperProcess*> free_appliers_;  // guarded by mu_

@@ -46,6 +46,9 @@ class SpaceDirectory {
       case SpaceEvent::Kind::kDelete:
         if (!v.empty() && v.back().deleted == 0) v.back().deleted = e.lsn;
         break;
+      case SpaceEvent::Kind::kRename:
+        if (!v.empty() && v.back().deleted == 0) v.back().name = e.name;
+        break;
     }
   }
   // The incarnation of `space` at `lsn` (the newest created at or below it).

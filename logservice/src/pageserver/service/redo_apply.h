@@ -34,12 +34,15 @@ namespace strata::pageserver {
 
 // A tablespace event (section 6: MLOG_FILE_* and page-0 size changes).
 struct SpaceEvent {
-  enum class Kind : std::uint8_t { kCreate = 1, kExtend = 2, kDelete = 3 };
+  // kExtend: the size is now size_pages (InnoDB: a file extension, or a
+  // write of FSP_SIZE on page 0, which may also shrink it).
+  enum class Kind : std::uint8_t { kCreate = 1, kExtend = 2, kDelete = 3, kRename = 4 };
   Kind kind = Kind::kCreate;
   std::uint32_t space = 0;
   std::uint32_t size_pages = 0;  // kCreate, kExtend
-  std::string name;              // kCreate
+  std::string name;              // kCreate; kRename: the new name
   Lsn lsn = 0;                   // end LSN of its group
+  std::uint32_t flags = 0;       // kCreate: the format's tablespace flags (InnoDB: FSP_SPACE_FLAGS)
   bool operator==(const SpaceEvent&) const = default;
 };
 
