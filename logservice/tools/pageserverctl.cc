@@ -5,16 +5,101 @@
 //     its pin, files, bytes and counters.
 //   pageserverctl get-page --address=A --space=S --page=P --lsn=L [--not_modified_since=N] ...
 //     asks for one page; prints its code, LSNs and the image's CRC (not the bytes).
+//   pageserverctl put-file --address=A --file=F --space=S --page_bytes=N --lsn=L [--epoch=E] ...
+//     seeds a page server with a tablespace file's pages at LSN L (PutImages,
+//     64 at a time; all-zero pages are pages never written and are skipped).
+//   pageserverctl get-file --address=A --space=S --pages=N --lsn=L --out=F ...
+//     pages 0..N-1 of a tablespace at LSN L (GetPages, 64 at a time) into F,
+//     one after another; prints one line per page that is not ok.
 // Exit code 0 if every page server answered (get-page: with ok), 1 otherwise, 2 for a usage error.
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config.h"
 #include "crc32c.h"
 #include "strata/pageserver/client.h"
 
 using namespace strata;
+
+namespace {
+
+std::uint64_t Num(std::map<std::string, std::string>& kv, const char* k) {
+  return std::strtoull(kv[k].c_str(), nullptr, 10);
+}
+
+// Seeds the pages of one tablespace file; returns how many were put.
+std::uint64_t PutFile(pageserver::PageServiceClient& c, std::map<std::string, std::string>& kv, std::string* error) {
+  const std::size_t page_bytes = Num(kv, "page_bytes");
+  const auto space = static_cast<std::uint32_t>(Num(kv, "space"));
+  std::ifstream in(kv["file"], std::ios::binary);
+  if (!in || page_bytes < 512 || page_bytes > (1u << 16)) {
+    *error = in ? "--page_bytes is 512..65536" : "cannot read " + kv["file"];
+    return 0;
+  }
+  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::string>> batch;
+  std::uint64_t put = 0;
+  auto flush = [&]() {
+    if (batch.empty()) return true;
+    auto r = c.PutImages(Num(kv, "epoch"), Num(kv, "lsn"), batch);
+    if (!r.ok() || r->first != pageserver::PageCode::kOk) {
+      *error = r.ok() ? std::string(pageserver::PageCodeName(r->first)) + ": " + r->second : r.status().message();
+      return false;
+    }
+    put += batch.size();
+    batch.clear();
+    return true;
+  };
+  std::string page(page_bytes, '\0');
+  for (std::uint32_t no = 0; in.read(page.data(), static_cast<std::streamsize>(page_bytes)); ++no) {
+    if (page.find_first_not_of('\0') == std::string::npos) continue;
+    batch.push_back({{space, no}, page});
+    if (batch.size() == 64 && !flush()) return put;
+  }
+  flush();
+  return put;
+}
+
+// Reads pages 0..N-1 of a tablespace into --out; returns how many were ok.
+std::uint64_t GetFile(pageserver::PageServiceClient& c, std::map<std::string, std::string>& kv, std::string* error) {
+  const auto space = static_cast<std::uint32_t>(Num(kv, "space"));
+  const std::uint64_t pages = Num(kv, "pages"), lsn = Num(kv, "lsn");
+  std::ofstream out(kv["out"], std::ios::binary | std::ios::trunc);
+  if (!out) {
+    *error = "cannot write " + kv["out"];
+    return 0;
+  }
+  std::uint64_t ok = 0, bad = 0;
+  for (std::uint64_t first = 0; first < pages; first += 64) {
+    std::vector<pageserver::PageToRequest> want;
+    for (std::uint64_t p = first; p < std::min<std::uint64_t>(pages, first + 64); ++p)
+      want.push_back({space, static_cast<std::uint32_t>(p), lsn});
+    auto r = c.GetPages(lsn, want);
+    if (!r.ok()) {
+      *error = r.status().message();
+      return ok;
+    }
+    for (std::size_t i = 0; i < r->size(); ++i) {
+      const auto& g = (*r)[i];
+      if (g.code == pageserver::PageCode::kOk) {
+        ++ok;
+        out.write(g.image.data(), static_cast<std::streamsize>(g.image.size()));
+      } else {
+        ++bad;
+        std::cout << "page=" << space << ":" << want[i].page << " code=" << pageserver::PageCodeName(g.code)
+                  << " error=\"" << g.error << "\"\n";
+        out.write(std::string(g.image.empty() ? 16384 : g.image.size(), '\0').data(),
+                  static_cast<std::streamsize>(g.image.empty() ? 16384 : g.image.size()));
+      }
+    }
+  }
+  if (bad > 0) *error = std::to_string(bad) + " pages not ok";
+  return ok;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -34,8 +119,9 @@ int main(int argc, char** argv) {
     }
     kv[s.substr(2, eq - 2)] = s.substr(eq + 1);
   }
-  if ((cmd != "status" && cmd != "get-page") || kv["address"].empty() || kv["secret_file"].empty()) {
-    std::cerr << "pageserverctl: need status|get-page, --address and --secret_file\n";
+  if ((cmd != "status" && cmd != "get-page" && cmd != "put-file" && cmd != "get-file") || kv["address"].empty() ||
+      kv["secret_file"].empty()) {
+    std::cerr << "pageserverctl: need status|get-page|put-file|get-file, --address and --secret_file\n";
     return 2;
   }
   auto secret = logservice::server::ReadSecretFile(kv["secret_file"]);
@@ -61,6 +147,14 @@ int main(int argc, char** argv) {
         rc = 1;
       } else {
         for (const auto& [k, v] : *st) out.emplace_back(k, std::to_string(v));
+      }
+    } else if (cmd == "put-file" || cmd == "get-file") {
+      std::string error;
+      const std::uint64_t n = cmd == "put-file" ? PutFile(**c, kv, &error) : GetFile(**c, kv, &error);
+      out.emplace_back("pages", std::to_string(n));
+      if (!error.empty()) {
+        out.emplace_back("error", error);
+        rc = 1;
       }
     } else {
       auto num = [&](const char* k) { return std::strtoull(kv[k].c_str(), nullptr, 10); };

@@ -12,9 +12,11 @@
 // Config: a "key = value" file (# comments) and/or --key=value flags (flags
 // win). Keys: name (its retention pin on the log nodes; unique per page
 // server), listen, data_dir, log_nodes (its co-located node first),
-// write_quorum (2), cluster_id, secret_file, port_file, helper (only "fake"
-// until stage 4 brings mysqld --strata-page-apply), page_size (fake helper;
-// 4096), freeze_bytes, freeze_interval_ms, wait_timeout_ms, gc_history_bytes (0: no GC; else the
+// write_quorum (2), cluster_id, secret_file, port_file, helper (innodb:
+// InnoDB's own code in `mysqld --strata-page-apply` children, with mysqld =
+// the compute's mysqld binary and apply_helpers (2); fake: the tests' toy
+// format), page_size (innodb 16384, fake 4096), initial_lsn (a new page
+// server's first LSN: that of the images it is seeded with), freeze_bytes, freeze_interval_ms, wait_timeout_ms, gc_history_bytes (0: no GC; else the
 // GC horizon follows the persisted LSN this many bytes behind).
 // Logs: one line per event on stderr, "ts=... level=... pageserver=... event=...".
 // SIGTERM/SIGINT: stop, exit 0 (what was not persisted is re-ingested from
@@ -33,6 +35,7 @@
 
 #include "config.h"
 #include "fake_redo.h"
+#include "innodb_redo_helper.h"
 #include "page_server.h"
 
 using namespace strata;
@@ -75,7 +78,7 @@ bool ReadConfig(int argc, char** argv, std::map<std::string, std::string>* kv, s
   }
   static const char* kKeys[] = {"name", "listen", "data_dir", "log_nodes", "write_quorum", "cluster_id", "secret_file",
                                 "port_file", "helper", "page_size", "freeze_bytes", "freeze_interval_ms",
-                                "wait_timeout_ms", "gc_history_bytes"};
+                                "wait_timeout_ms", "gc_history_bytes", "mysqld", "apply_helpers", "initial_lsn"};
   for (const auto& [k, v] : *kv) {
     if (std::find(std::begin(kKeys), std::end(kKeys), k) == std::end(kKeys)) {
       *err = "unknown key " + k;
@@ -116,8 +119,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (kv.count("helper") && kv["helper"] != "fake") {
-    std::cerr << "pageserverd: helper " << kv["helper"] << " is not built yet (stage 4); only helper=fake\n";
+  const std::string helper = kv.count("helper") ? kv["helper"] : "fake";
+  if (helper != "fake" && helper != "innodb") {
+    std::cerr << "pageserverd: helper is innodb or fake, not " << helper << "\n";
+    return 2;
+  }
+  if (helper == "innodb" && (kv["mysqld"].empty() || access(kv["mysqld"].c_str(), X_OK) != 0)) {
+    std::cerr << "pageserverd: helper=innodb needs mysqld=PATH, the compute's own mysqld binary\n";
     return 2;
   }
   auto secret = logservice::server::ReadSecretFile(kv["secret_file"]);
@@ -136,7 +144,21 @@ int main(int argc, char** argv) {
   o.volume.write_quorum = Num(kv, "write_quorum", 2);
   o.volume.cluster_id = o.cluster_id;
   o.volume.secret = *secret;
-  o.helper = std::make_shared<pageserver::FakeRedoHelper>(static_cast<std::uint32_t>(Num(kv, "page_size", 4096)));
+  if (helper == "innodb") {
+    pageserver::helper::InnoDbRedoHelper::Options h;
+    h.mysqld = kv["mysqld"];
+    h.page_size = static_cast<std::uint32_t>(Num(kv, "page_size", 16384));
+    h.apply_helpers = static_cast<int>(Num(kv, "apply_helpers", 2));
+    h.log = [&log_mu, name = o.name](logservice::LogLevel level, std::string_view line) {
+      std::lock_guard<std::mutex> l(log_mu);
+      std::cerr << "ts=" << Now() << " level=" << (level == logservice::LogLevel::kInfo ? "info" : "warn")
+                << " pageserver=" << name << " " << line << "\n";
+    };
+    o.helper = std::make_shared<pageserver::helper::InnoDbRedoHelper>(std::move(h));
+  } else {
+    o.helper = std::make_shared<pageserver::FakeRedoHelper>(static_cast<std::uint32_t>(Num(kv, "page_size", 4096)));
+  }
+  o.initial_lsn = Num(kv, "initial_lsn", 0);
   o.freeze_bytes = Num(kv, "freeze_bytes", 4ull << 20);
   o.freeze_interval = std::chrono::milliseconds(Num(kv, "freeze_interval_ms", 1000));
   o.wait_timeout = std::chrono::milliseconds(Num(kv, "wait_timeout_ms", 10000));

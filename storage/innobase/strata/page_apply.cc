@@ -437,11 +437,42 @@ struct ApplyPage {
   std::vector<Rec> recs;
 };
 
+/* The tablespace of a page to apply. One the page server did not name
+(seeded from images, never created in the redo it followed) is created from
+what the page needs: its page size, which the base image's size gives
+(smaller than the logical size: compressed). The cache never limits a page
+number: the size grows to cover it. */
+fil_space_t *space_for(const ApplyPage &p, std::string *why) {
+  fil_space_t *space = fil_space_get(p.id.space());
+  if (space == nullptr) {
+    const std::size_t physical = p.base.empty() ? srv_page_size : p.base.size();
+    if (physical > srv_page_size || physical < 1024 ||
+        (physical & (physical - 1)) != 0) {
+      *why = "a base image of " + std::to_string(physical) + " bytes";
+      return nullptr;
+    }
+    const page_size_t size(physical, srv_page_size, physical < srv_page_size);
+    const uint32_t flags = fsp_flags_init(size, true, false, false, false);
+    const std::string name = "strata_space_" + std::to_string(p.id.space());
+    space = fil_space_create(name.c_str(), p.id.space(), flags,
+                             FIL_TYPE_TABLESPACE);
+    if (space == nullptr) {
+      *why = "cannot create tablespace " + std::to_string(p.id.space());
+      return nullptr;
+    }
+  }
+  if (space->size <= p.id.page_no()) {
+    space->size = p.id.page_no() + 1;
+    space->size_in_header = space->size;
+  }
+  return space;
+}
+
 /* One page through the crash-recovery read path. */
 std::string apply_one(const ApplyPage &p, ByteWriter &w) {
-  fil_space_t *space = fil_space_get(p.id.space());
-  if (space == nullptr)
-    return "unknown tablespace " + std::to_string(p.id.space());
+  std::string why;
+  fil_space_t *space = space_for(p, &why);
+  if (space == nullptr) return why;
   const page_size_t page_size(space->flags);
   if (!p.base.empty() && p.base.size() != page_size.physical())
     return "base image of " + std::to_string(p.base.size()) +
@@ -467,8 +498,11 @@ std::string apply_one(const ApplyPage &p, ByteWriter &w) {
                         true);
   g_staged.set = false;
   recv_sys->apply_log_recs = false;
+  /* The page's entry in recovery's hash is now "processed": a later APPLY
+  of the same page would add to it and apply nothing. Every page starts
+  from an empty hash. */
+  strata_recv_forget();
   if (read == 0 || err != DB_SUCCESS) {
-    strata_recv_forget();
     return "the base image failed InnoDB's read checks (checksum or page id)";
   }
 

@@ -11,8 +11,9 @@
 #     directories or definitions;
 #   - only backend_logservice.cc sees the client's headers (a per-source
 #     include directory).
-# The same sub-build puts logserviced and logservicectl next to mysqld, for
-# mtr (suite strata) and the cluster CLI.
+# The same sub-build puts logserviced, logservicectl, pageserverd and
+# pageserverctl next to mysqld, for mtr (suite strata), the cluster CLI and
+# the page server's tests.
 INCLUDE(ExternalProject)
 
 # This file is a symlink from the prepared tree into the repository.
@@ -41,10 +42,11 @@ EXTERNALPROJECT_ADD(strata_logservice_build
     # InnoDB's refusals name) in the tools users run from this build.
     -DSTRATA_LOGSERVICE_GRPC=ON
   BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --parallel 2
-    --target strata_logservice_client logserviced logservicectl
+    --target strata_logservice_client logserviced logservicectl pageserverd pageserverctl
   INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${STRATA_LS_TOOLS_DIR}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different
     <BINARY_DIR>/logservice/logserviced <BINARY_DIR>/logservice/logservicectl
+    <BINARY_DIR>/logservice/pageserverd <BINARY_DIR>/logservice/pageserverctl
     ${STRATA_LS_TOOLS_DIR}
   # Always ask the sub-build (a no-op when nothing changed), so an edit in
   # rdma/ or logservice/ reaches mysqld; unchanged libraries relink nothing.

@@ -24,6 +24,14 @@ std::string Name(logservice::PageId p) { return "page " + std::to_string(p.space
 
 }  // namespace
 
+std::optional<InnoDbSpaceHeaderFields> InnoDbSpaceHeader(logservice::PageId page, std::string_view image) {
+  constexpr std::size_t kFspSize = kPageData + 8, kFspFlags = kPageData + 16;
+  if (page.page_no != 0 || image.size() < kFspFlags + 4 || image.find_first_not_of('\0') == std::string_view::npos)
+    return std::nullopt;
+  return InnoDbSpaceHeaderFields{static_cast<std::uint32_t>(LoadBe(image, kFspFlags, 4)),
+                                 static_cast<std::uint32_t>(LoadBe(image, kFspSize, 4))};
+}
+
 std::uint32_t InnoDbPageCrc32(std::string_view image) {
   return Crc32c(image.substr(kPageOffset, kFlushLsn - kPageOffset)) ^
          Crc32c(image.substr(kPageData, image.size() - kPageData - kTrailer));

@@ -13,6 +13,7 @@
 // InnoDB's zip code; here only their page id is checked.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "strata/logservice/status.h"
@@ -23,6 +24,14 @@ namespace strata::pageserver::helper {
 // The page LSN of a valid image of `page`, or kCorruption naming what failed.
 logservice::Result<logservice::Lsn> CheckInnoDbPage(logservice::PageId page, std::string_view image,
                                                     std::uint32_t logical_page_size);
+
+// The file space header of page 0 (bytes 38 on): FSP_SIZE (+8) and
+// FSP_SPACE_FLAGS (+16). nullopt for another page or one never written.
+struct InnoDbSpaceHeaderFields {
+  std::uint32_t flags = 0;
+  std::uint32_t size_pages = 0;
+};
+std::optional<InnoDbSpaceHeaderFields> InnoDbSpaceHeader(logservice::PageId page, std::string_view image);
 
 // The crc32 checksum InnoDB stores in bytes 0-3 of an uncompressed page.
 std::uint32_t InnoDbPageCrc32(std::string_view image);

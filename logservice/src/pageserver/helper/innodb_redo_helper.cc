@@ -177,6 +177,13 @@ std::uint32_t InnoDbRedoHelper::PhysicalPageSize(std::uint32_t flags) const {
   return zip_ssize == 0 ? options_.page_size : (512u << zip_ssize);
 }
 
+std::uint32_t InnoDbRedoHelper::physical_page_size(std::uint32_t space) const {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& s : spaces_)
+    if (s.space_id == space) return PhysicalPageSize(s.flags);
+  return options_.page_size;
+}
+
 Result<SpaceEvent> InnoDbRedoHelper::ToSpaceEvent(std::uint8_t kind, std::uint32_t space, std::uint32_t flags,
                                                   std::uint64_t size, std::string name, Lsn lsn) const {
   SpaceEvent e;
@@ -188,17 +195,10 @@ Result<SpaceEvent> InnoDbRedoHelper::ToSpaceEvent(std::uint8_t kind, std::uint32
       e.flags = flags;
       e.name = std::move(name);
       return e;
-    case kSpaceExtend: {
-      std::uint32_t physical = options_.page_size;
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        for (const auto& s : spaces_)
-          if (s.space_id == space) physical = PhysicalPageSize(s.flags);
-      }
+    case kSpaceExtend:
       e.kind = SpaceEvent::Kind::kExtend;
-      e.size_pages = static_cast<std::uint32_t>(size / physical);
+      e.size_pages = static_cast<std::uint32_t>(size / physical_page_size(space));
       return e;
-    }
     case kSpaceSize:
       e.kind = SpaceEvent::Kind::kExtend;
       e.size_pages = static_cast<std::uint32_t>(size);
@@ -279,6 +279,18 @@ Result<std::string> InnoDbRedoHelper::Apply(PageId page, const std::optional<std
   if (!checked.ok()) return Status::Corruption("the helper returned a bad image: " + checked.status().message());
   if (*checked != page_lsn) return Status::Corruption(PageName(page) + ": the helper's page LSN is not the image's");
   return image;
+}
+
+std::optional<SpaceEvent> InnoDbRedoHelper::SeedSpace(PageId page, std::string_view image) {
+  auto header = InnoDbSpaceHeader(page, image);
+  if (!header) return std::nullopt;
+  SpaceEvent e;
+  e.kind = SpaceEvent::Kind::kCreate;
+  e.space = page.space_id;
+  e.flags = header->flags;
+  e.size_pages = header->size_pages;
+  LearnSpaces({e});
+  return e;
 }
 
 Result<Lsn> InnoDbRedoHelper::CheckImage(PageId page, std::string_view image) const {

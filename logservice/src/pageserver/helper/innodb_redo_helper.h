@@ -59,12 +59,17 @@ class InnoDbRedoHelper final : public RedoApplyHelper {
   explicit InnoDbRedoHelper(Options options);
 
   std::uint32_t page_size() const override { return options_.page_size; }
+  std::uint32_t parse_block_size() const override { return kLogBlockSize; }
+  // From the tablespace's flags, once created in the log or seeded.
+  std::uint32_t physical_page_size(std::uint32_t space) const override;
   // Replaces the children's tablespace list (and every later restart's).
   Status SetSpaces(std::vector<SpaceInfo> spaces);
   Result<ParseResult> Parse(Lsn from, std::string_view bytes) override;
   Result<std::string> Apply(PageId page, const std::optional<std::string>& base,
                             const std::vector<PageRecord>& records) override;
   Result<Lsn> CheckImage(PageId page, std::string_view image) const override;
+  // Page 0: FSP_SPACE_FLAGS and FSP_SIZE of its file space header.
+  std::optional<SpaceEvent> SeedSpace(PageId page, std::string_view image) override;
 
   // Children started so far (1 + apply_helpers at first; restarts add).
   std::uint64_t starts() const;

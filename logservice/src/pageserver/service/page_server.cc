@@ -183,9 +183,13 @@ struct PageServer::Impl {
 
   // ---- ingest ----
   void IngestLoop() {
-    Lsn stable_end = store->state().ingested_lsn;  // next LSN to follow (end of the immutable bytes read)
-    Lsn parsed_to = stable_end;
-    std::string buf;  // bytes [parsed_to, stable_end) when parsed_to <= stable_end
+    // A block format (InnoDB) parses whole blocks from the one holding
+    // parsed_to: follow from that block's start and keep it in buf.
+    const Lsn block = opt.helper->parse_block_size();
+    Lsn parsed_to = store->state().ingested_lsn;
+    Lsn stable_end = block > 0 ? parsed_to / block * block : parsed_to;  // next LSN to follow
+    Lsn buf_start = stable_end;  // block > 0: buf holds [buf_start, stable_end)
+    std::string buf;  // block == 0: bytes [parsed_to, stable_end) when parsed_to <= stable_end
     Lsn tail_seen = 0;
     auto last_freeze = std::chrono::steady_clock::now();
     std::string last_error;
@@ -208,7 +212,7 @@ struct PageServer::Impl {
       last_error.clear();
       if (!b->bytes.empty()) {
         bytes_followed += b->bytes.size();
-        if (parsed_to > stable_end) {
+        if (block == 0 && parsed_to > stable_end) {
           const std::size_t skip = std::min<std::uint64_t>(parsed_to - stable_end, b->bytes.size());
           buf.append(b->bytes, skip, std::string::npos);
         } else {
@@ -220,7 +224,16 @@ struct PageServer::Impl {
       // acknowledged tail's bytes (parsed again as the block grows).
       std::string work = buf;
       Lsn work_from = parsed_to;
-      if (b->tail_data_end > 0 && b->tail_block == stable_end) {
+      if (block > 0) {
+        // Whole blocks from the one holding parsed_to, the tail as its image.
+        if (b->tail_data_end > 0 && b->tail_block == stable_end) {
+          tail_seen = b->tail_data_end;
+          if (b->tail_data_end > parsed_to) work += b->tail_image;
+        } else if (b->bytes.empty()) {
+          MaybeFreeze(&last_freeze);
+          continue;
+        }
+      } else if (b->tail_data_end > 0 && b->tail_block == stable_end) {
         tail_seen = b->tail_data_end;
         const Lsn from = std::max(parsed_to, b->tail_block);
         if (from < b->tail_data_end && parsed_to <= stable_end)
@@ -231,7 +244,7 @@ struct PageServer::Impl {
         MaybeFreeze(&last_freeze);
         continue;
       }
-      if (parsed_to > stable_end) work_from = parsed_to;
+      if (block == 0 && parsed_to > stable_end) work_from = parsed_to;
       auto p = opt.helper->Parse(work_from, work);
       if (!p.ok()) {
         const std::string why = "parse at " + std::to_string(work_from) + ": " + p.status().message();
@@ -251,8 +264,14 @@ struct PageServer::Impl {
           continue;
         }
         records_ingested += nrec;
-        const std::size_t consumed = static_cast<std::size_t>(p->parsed_to - parsed_to);
-        buf.erase(0, std::min(consumed, buf.size()));
+        if (block > 0) {
+          const Lsn keep_from = std::min<Lsn>(p->parsed_to / block * block, stable_end);
+          buf.erase(0, static_cast<std::size_t>(keep_from - buf_start));
+          buf_start = keep_from;
+        } else {
+          const std::size_t consumed = static_cast<std::size_t>(p->parsed_to - parsed_to);
+          buf.erase(0, std::min(consumed, buf.size()));
+        }
         parsed_to = p->parsed_to;
         {
           std::lock_guard<std::mutex> l(mu);
@@ -436,7 +455,7 @@ struct PageServer::Impl {
     r.effective_lsn = eff;
     if (!plan->image && plan->records.empty()) {
       r.flags = wire::kNeverWritten;
-      r.image.assign(opt.helper->page_size(), '\0');
+      r.image.assign(opt.helper->physical_page_size(space), '\0');
       return r;
     }
     if (plan->image) {
@@ -488,6 +507,17 @@ struct PageServer::Impl {
       rep.error = s.message();
     } else {
       images_written += req.images.size();
+      // A seeded tablespace enters the directory with the image that
+      // describes it (InnoDB: its page 0), unless the log created it.
+      std::lock_guard<std::mutex> l(mu);
+      for (const auto& i : req.images) {
+        auto created = opt.helper->SeedSpace(PageId{i.space, i.page}, i.image);
+        const Incarnation* inc = created ? dir.At(i.space, req.lsn) : nullptr;
+        if (created && (inc == nullptr || (inc->deleted != 0 && inc->deleted <= req.lsn))) {
+          created->lsn = req.lsn;
+          dir.Apply(*created);
+        }
+      }
     }
     return rep;
   }
@@ -648,6 +678,7 @@ Result<std::unique_ptr<PageServer>> PageServer::Start(PageServerOptions options)
   StoreOptions so;
   so.fs = p.fs;
   so.dir = p.opt.data_dir;
+  so.initial_lsn = p.opt.initial_lsn;
   so.log = [&p](logservice::LogLevel l, std::string_view line) {
     p.Log(l >= logservice::LogLevel::kWarning ? "warn" : "info", "event=store msg=\"" + std::string(line) + "\"");
   };

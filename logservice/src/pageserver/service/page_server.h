@@ -59,6 +59,9 @@ struct PageServerOptions {
   // history window (stage 9): a GetPage below the horizon answers only for
   // a page unchanged since, else below_horizon.
   std::uint64_t gc_history_bytes = 0;
+  // A new page server (no manifest yet) starts following the log here: the
+  // LSN of the images it is seeded with (PutImages), e.g. a clean shutdown's.
+  Lsn initial_lsn = 0;
   std::function<void(std::string_view level, std::string_view line)> log;  // "event=... key=value"
 };
 

@@ -56,13 +56,32 @@ class RedoApplyHelper {
  public:
   virtual ~RedoApplyHelper() = default;
   virtual std::uint32_t page_size() const = 0;
-  // `bytes` start at `from`, a group boundary.
+  // The size of a stored page of `space` (InnoDB: smaller than page_size()
+  // for a compressed tablespace); what a page never written is served as.
+  virtual std::uint32_t physical_page_size(std::uint32_t space) const {
+    (void)space;
+    return page_size();
+  }
+  // 0: Parse takes bytes from any group boundary. B > 0: the format is in
+  // B-byte blocks (InnoDB: 512), and Parse takes whole blocks from the one
+  // holding `from`, the partial last block as its full image.
+  virtual std::uint32_t parse_block_size() const { return 0; }
+  // `bytes` start at `from`, a group boundary (at the start of its block
+  // when parse_block_size() > 0).
   virtual Result<ParseResult> Parse(Lsn from, std::string_view bytes) = 0;
   // The page at the last record's end LSN (or the base when there are none).
   virtual Result<std::string> Apply(PageId page, const std::optional<std::string>& base,
                                     const std::vector<PageRecord>& records) = 0;
   // kCorruption with the reason if `image` is not a valid image of `page`.
   virtual Result<Lsn> CheckImage(PageId page, std::string_view image) const = 0;
+  // An image a page server is seeded with (PutImages) may describe its
+  // tablespace (InnoDB: page 0 holds the flags and the size): the kCreate
+  // event that brings the tablespace into the directory, which the helper
+  // also learns. nullopt: this image describes none.
+  virtual std::optional<SpaceEvent> SeedSpace(PageId page, std::string_view image) {
+    (void)page, (void)image;
+    return std::nullopt;
+  }
 };
 
 }  // namespace strata::pageserver
