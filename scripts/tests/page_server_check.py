@@ -35,7 +35,7 @@ if __name__ == "__main__":
     sys.path.insert(1, str(Path(__file__).resolve().parent))
 from strata_tools import logservice, paths, ports, procs  # noqa: E402
 from strata_tools.mysqld import MysqldInstance  # noqa: E402
-from page_apply_check import (FIL_PAGE_FILE_FLUSH_LSN, lsn_only, page_lsn_of, physical_size,  # noqa: E402
+from page_apply_check import (FIL_PAGE_FILE_FLUSH_LSN, crc32c, lsn_only, page_lsn_of, physical_size,  # noqa: E402
                               space_files, space_flags, workload_one, workload_two)
 
 
@@ -129,7 +129,8 @@ def main() -> int:
         st = ps.status()
         say(f"redo {lsn_a}..{lsn_b}; the page server ingested to {st.get('ingested_lsn')}, "
             f"{st.get('records_ingested')} records")
-        return compare(args, ps, m.datadir, lsn_b)
+        failures = compare(args, ps, m.datadir, lsn_b)
+        return failures + compare_mode(args, ps, m)
     finally:
         if args.keep:
             say(f"left running: pageserverd on port {ps.port if ps else None}, nodes, mysqld stopped")
@@ -140,6 +141,59 @@ def main() -> int:
             m.stop()
         for node in nodes:
             node.stop()
+
+
+def crc32_page_checksum(page: bytes) -> int:
+    """InnoDB's crc32 page checksum (bytes 4-25 and 38 to size-8)."""
+    return crc32c(page[4:26]) ^ crc32c(page[38:len(page) - 8])
+
+
+def compare_mode(args, ps: PageServer, m: MysqldInstance) -> int:
+    """mysqld with innodb_page_service=compare and a small buffer pool: every
+    page it reads is compared with the page server's. One page is made wrong
+    on the page server first (a valid page with one byte changed, as an
+    image at its newest LSN): that page, and only it, must be reported."""
+    t = next(f for f in space_files(m.datadir).values() if f.name == "t.ibd")
+    sid = struct.unpack_from(">I", t.read_bytes()[:64], 34)[0]
+    victim = 4
+    page = bytearray(t.read_bytes()[victim * 16384:(victim + 1) * 16384])
+    page[8000] ^= 0x5A
+    checksum = struct.pack(">I", crc32_page_checksum(bytes(page)))
+    page[0:4] = checksum
+    page[16384 - 8:16384 - 4] = checksum
+    wrong = args.dir / "wrong-page"
+    wrong.write_bytes(bytes(victim * 16384) + bytes(page))
+    # At the newest LSN the page server has, above any image it made itself.
+    r = ps.ctl("put-file", f"--file={wrong}", f"--space={sid}", "--page_bytes=16384",
+               f"--lsn={ps.status()['ingested_lsn']}")
+    if r.returncode != 0:
+        say(f"FAIL: could not put the wrong page: {r.stdout.strip()} {r.stderr.strip()}")
+        return 1
+    m.options.update({"innodb-page-service": "compare", "innodb-page-service-addresses": f"tcp://{ports.LOOPBACK}:{ps.port}",
+                      "innodb-page-service-compare-action": "log", "innodb-buffer-pool-size": "5M"})
+    m.write_config()
+    m.start()
+    try:
+        for _ in range(2):
+            m.sql("SELECT COUNT(*), SUM(LENGTH(pad)) FROM pa.t FORCE INDEX (PRIMARY); SELECT COUNT(*) FROM pa.t FORCE INDEX (k);"
+                  "SELECT COUNT(*), SUM(LENGTH(pad)) FROM pa.z; SELECT COUNT(*) FROM pa.n;"
+                  "SELECT COUNT(*) FROM mysql.help_topic")
+            m.sql("UPDATE pa.t SET k = k + 1 WHERE id % 17 = 0; UPDATE pa.n SET v = REPEAT('m', 120) WHERE id % 5 = 0")
+        status = {k: int(v) for k, v in (line.split("\t") for line in
+                  m.sql("SHOW GLOBAL STATUS LIKE 'Innodb_page_service%'").splitlines())}
+    finally:
+        m.stop()
+    mismatches = [line for line in m.error_log.read_text(errors="replace").splitlines() if "page service mismatch" in line]
+    named = [line for line in mismatches if f"page {sid}:{victim} " in line]
+    say("compare mode: " + ", ".join(f"{k.removeprefix('Innodb_page_service_')}={v}" for k, v in sorted(status.items())))
+    # The counter is read before the shutdown, which reads pages too.
+    ok = (status.get("Innodb_page_service_compared", 0) >= 300 and 1 <= status.get("Innodb_page_service_mismatches", 0)
+          and status["Innodb_page_service_mismatches"] <= len(mismatches) and len(named) == len(mismatches))
+    say(("ok" if ok else "FAIL") + f": {len(mismatches)} mismatch(es) reported, {len(named)} of them the page made wrong"
+        f" ({sid}:{victim}); every other page read equals the page server's")
+    for line in mismatches[:2]:
+        say("  " + line[:300])
+    return 0 if ok else 1
 
 
 def compare(args, ps: PageServer, datadir: Path, lsn: int) -> int:

@@ -1152,4 +1152,7 @@ int show_status(THD *, SHOW_VAR *var, char *) {
   return 0;
 }
 
+std::string service_cluster_id() { return cluster_id(); }
+std::string service_secret() { return g_secret; }
+
 }  // namespace strata::redo

@@ -20,6 +20,7 @@
 // A volume error on the write path is fatal (ib::fatal), as a failed redo
 // write is in stock InnoDB; a fenced volume is fatal with its own message.
 #pragma once
+#include <string>
 
 #include "log0types.h"
 #include "univ.i"
@@ -125,6 +126,10 @@ void shutdown();
 client's window changes at once (a write waiting for room re-checks). */
 void set_max_inflight(unsigned long long bytes);
 
+/** The cluster id and secret the log service is reached with; the page
+service (page_service.cc) uses the same. Valid after validate_params(). */
+std::string service_cluster_id();
+std::string service_secret();
 /** SHOW STATUS: the Innodb_log_service_* variables (empty unless enabled). */
 int show_status(THD *thd, SHOW_VAR *var, char *buff);
 

@@ -9,8 +9,8 @@
 #     as a separate CMake project (client_build/, an ExternalProject) and
 #     linked by file path through an imported target without include
 #     directories or definitions;
-#   - only backend_logservice.cc sees the client's headers (a per-source
-#     include directory).
+#   - only backend_logservice.cc and page_service_client.cc see the client's
+#     headers (a per-source include directory).
 # The same sub-build puts logserviced, logservicectl, pageserverd and
 # pageserverctl next to mysqld, for mtr (suite strata), the cluster CLI and
 # the page server's tests.
@@ -23,6 +23,7 @@ GET_FILENAME_COMPONENT(STRATA_REPO_ROOT "${STRATA_REDO_SOURCE_DIR}/../../.." ABS
 
 SET(STRATA_LS_BINARY_DIR ${CMAKE_CURRENT_BINARY_DIR}/strata_logservice)
 SET(STRATA_LS_LIBS
+  ${STRATA_LS_BINARY_DIR}/logservice/libstrata_pageserver_client.a
   ${STRATA_LS_BINARY_DIR}/logservice/libstrata_logservice_client.a
   ${STRATA_LS_BINARY_DIR}/logservice/libstrata_logservice_repl.a
   ${STRATA_LS_BINARY_DIR}/logservice/libstrata_logstore.a
@@ -42,7 +43,8 @@ EXTERNALPROJECT_ADD(strata_logservice_build
     # InnoDB's refusals name) in the tools users run from this build.
     -DSTRATA_LOGSERVICE_GRPC=ON
   BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --parallel 2
-    --target strata_logservice_client logserviced logservicectl pageserverd pageserverctl
+    --target strata_logservice_client strata_pageserver_client logserviced logservicectl
+      pageserverd pageserverctl
   INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${STRATA_LS_TOOLS_DIR}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different
     <BINARY_DIR>/logservice/logserviced <BINARY_DIR>/logservice/logservicectl
@@ -84,10 +86,12 @@ LIST(APPEND INNOBASE_SOURCES
   strata/local_nodes.cc
   strata/meta.cc
   strata/page_apply.cc
+  strata/page_service.cc
+  strata/page_service_client.cc
   strata/pfs_nodes.cc
   strata/redo.cc
 )
-SET_SOURCE_FILES_PROPERTIES(strata/backend_logservice.cc PROPERTIES
+SET_SOURCE_FILES_PROPERTIES(strata/backend_logservice.cc strata/page_service_client.cc PROPERTIES
   INCLUDE_DIRECTORIES ${STRATA_REPO_ROOT}/logservice/include)
 # The page-apply helper speaks the page server's pipe protocol (a header of
 # the log service tree, standard library only).

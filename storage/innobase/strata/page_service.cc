@@ -1,0 +1,275 @@
+// strata::page_service: see page_service.h.
+//
+// Which version to ask for: the local page carries FIL_PAGE_LSN = P, the end
+// of the last mini-transaction whose changes it holds (the flush wrote it).
+// A page being read is not in the buffer pool, so nothing changed it after P
+// (a change would have been flushed, with a higher LSN, before eviction):
+// every version from P to now is the file's. So the question is the one
+// `on` will ask, GetPage(request_lsn = the flushed LSN, not_modified_since =
+// P): the page server waits until it has ingested P (durable in the log
+// before the page was written, by the write-ahead rule), then answers at
+// what it has. Asking at P itself would fail for a page older than the
+// page server's first LSN (its seed), whose history it does not have.
+//
+// What may differ and is not a mismatch:
+//   - bytes a flush writes from the page LSN: the checksum (0-3), and when
+//     the page server's page LSN is below P while the content is equal, the
+//     LSN fields (16-23, the trailer): InnoDB moves a page's LSN for
+//     mini-transactions that log nothing for that page (measured: about 1.5%
+//     of the pages of a write workload; page_apply_check.py);
+//   - on page 0 of the system tablespace, FIL_PAGE_FILE_FLUSH_LSN, written
+//     at shutdown without redo.
+// Not compared (counted as skipped): temporary tablespaces (never logged),
+// pages never written locally (all zero), and an answer the page server
+// cannot give (below its horizon, unavailable), which is logged once.
+#include "page_service.h"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fil0fil.h"
+#include "fsp0fsp.h"
+#include "log0sys.h"
+#include "mach0data.h"
+#include "mysql/status_var.h"
+#include "page_service_client.h"
+#include "redo.h"
+#include "ut0log.h"
+
+namespace strata::page_service {
+
+ulong cfg_mode = 0;
+char *cfg_addresses = nullptr;
+ulong cfg_compare_action = 0;
+bool g_comparing = false;
+
+namespace {
+
+std::atomic<uint64_t> st_compared{0}, st_equal{0}, st_lsn_drift{0},
+    st_mismatches{0}, st_skipped{0}, st_errors{0}, st_wait_ns{0};
+long long st_compared_v, st_equal_v, st_lsn_drift_v, st_mismatches_v,
+    st_skipped_v, st_errors_v, st_wait_us_v;
+
+std::once_flag g_session_once;
+std::unique_ptr<PageServerSession> g_session;
+std::atomic<bool> g_error_logged{false};
+
+std::vector<std::string> split_addresses(const char *list) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char *p = list; p != nullptr && *p != '\0'; ++p) {
+    if (*p == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (*p != ' ') {
+      cur += *p;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+PageServerSession &session() {
+  std::call_once(g_session_once, [] {
+    g_session = std::make_unique<PageServerSession>(
+        split_addresses(cfg_addresses), strata::redo::service_cluster_id(),
+        strata::redo::service_secret());
+  });
+  return *g_session;
+}
+
+/* The bytes a flush writes from the page LSN and the checksum. */
+bool stamped_byte(size_t i, size_t size, bool compressed) {
+  if (i < 4 || (i >= FIL_PAGE_LSN && i < FIL_PAGE_LSN + 8)) return true;
+  return !compressed && i >= size - FIL_PAGE_END_LSN_OLD_CHKSUM;
+}
+
+std::string hex_range(const byte *p, size_t from, size_t to) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = from; i < to; ++i) {
+    s += digits[p[i] >> 4];
+    s += digits[p[i] & 15];
+  }
+  return s;
+}
+
+/* Differing ranges, at most `limit`, as "from-to" offsets with the bytes. */
+std::string describe_difference(const byte *local, const byte *served,
+                                size_t size, int limit) {
+  std::string out;
+  int ranges = 0;
+  for (size_t i = 0; i < size && ranges < limit;) {
+    if (local[i] == served[i]) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < size && local[j] != served[j] && j - i < 32) ++j;
+    out += " [" + std::to_string(i) + "," + std::to_string(j) +
+           ") local=" + hex_range(local, i, j) +
+           " served=" + hex_range(served, i, j);
+    ++ranges;
+    i = j;
+  }
+  return out;
+}
+
+void log_once(const std::string &what) {
+  if (!g_error_logged.exchange(true))
+    ib::warn(ER_IB_MSG_1260) << "page service: " << what
+                                    << " (logged once; counted in "
+                                       "Innodb_page_service_skipped/errors)";
+}
+
+}  // namespace
+
+bool validate_params() {
+  g_comparing = false;
+  if (cfg_mode == 0) return true;
+  if (cfg_mode == 2) {
+    ib::error(ER_IB_MSG_1259)
+        << "innodb_page_service=on is not available yet: reads come from the "
+           "page servers only once the compute stops writing pages; use "
+           "innodb_page_service=compare";
+    return false;
+  }
+  if (!strata::redo::enabled()) {
+    ib::error(ER_IB_MSG_1259)
+        << "innodb_page_service=compare needs the redo in the log service "
+           "(innodb_log_service_addresses or innodb_log_service_local_nodes): "
+           "the page servers follow it";
+    return false;
+  }
+  if (split_addresses(cfg_addresses).empty()) {
+    ib::error(ER_IB_MSG_1259)
+        << "innodb_page_service=compare needs innodb_page_service_addresses "
+           "(tcp://host:port of a page server)";
+    return false;
+  }
+  g_comparing = true;
+  ib::info(ER_IB_MSG_1258)
+      << "page service: every page read is compared with the page server at "
+      << cfg_addresses << " (on a difference: "
+      << (cfg_compare_action == 0 ? "stop the server" : "log it") << ")";
+  return true;
+}
+
+void compare_read(const page_id_t &page_id, const page_size_t &page_size,
+                  const byte *frame) {
+  const space_id_t space = page_id.space();
+  const size_t size = page_size.physical();
+  if (fsp_is_system_temporary(space) || fsp_is_session_temporary(space)) {
+    ++st_skipped;  // never logged, never served
+    return;
+  }
+  const lsn_t local_lsn = mach_read_from_8(frame + FIL_PAGE_LSN);
+  bool all_zero = true;
+  for (size_t i = 0; i < size && all_zero; ++i) all_zero = frame[i] == 0;
+  if (all_zero || local_lsn == 0) {
+    ++st_skipped;
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const lsn_t now = std::max<lsn_t>(log_sys->flushed_to_disk_lsn.load(), local_lsn);
+  Fetched f = session().get_page(space, page_id.page_no(), now, local_lsn);
+  st_wait_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+  if (!f.ok &&
+      (f.code.empty() || f.code == "below_horizon" || f.code == "unavailable")) {
+    /* No answer to compare with (the page server is down, behind its GC
+    horizon, or still ingesting after its wait): not a verdict on the page. */
+    ++st_skipped;
+    if (f.code.empty()) ++st_errors;
+    log_once("page " + std::to_string(space) + ":" +
+             std::to_string(page_id.page_no()) + " at LSN " +
+             std::to_string(local_lsn) + " not compared: " +
+             (f.code.empty() ? std::string("no answer") : f.code) + ": " +
+             f.error);
+    return;
+  }
+  ++st_compared;
+  std::string served = f.ok ? std::move(f.image) : std::string();
+  bool equal = served.size() == size;
+  bool drift = false;
+  if (equal) {
+    std::string local(reinterpret_cast<const char *>(frame), size);
+    if (space == TRX_SYS_SPACE && page_id.page_no() == 0) {
+      memset(&local[FIL_PAGE_FILE_FLUSH_LSN], 0, 8);
+      memset(&served[FIL_PAGE_FILE_FLUSH_LSN], 0, 8);
+    }
+    if (local != served) {
+      equal = false;
+      drift = f.page_lsn <= local_lsn;
+      for (size_t i = 0; i < size && drift; ++i)
+        drift = local[i] == served[i] ||
+                stamped_byte(i, size, page_size.is_compressed());
+    }
+  }
+  if (equal) {
+    ++st_equal;
+    return;
+  }
+  if (drift) {
+    ++st_lsn_drift;
+    return;
+  }
+  ++st_mismatches;
+  const std::string diff =
+      served.size() == size
+          ? describe_difference(frame,
+                                reinterpret_cast<const byte *>(served.data()),
+                                size, 8)
+          : " the page server answered " + f.code + " " + f.error + " (" +
+                std::to_string(served.size()) + " bytes)";
+  if (cfg_compare_action == 0) {
+    ib::fatal(UT_LOCATION_HERE, ER_IB_MSG_1259)
+        << "page service mismatch: page " << space << ":" << page_id.page_no()
+        << " local LSN " << local_lsn << ", the page server's LSN "
+        << f.page_lsn << " (effective " << f.effective_lsn << "):" << diff;
+  }
+  ib::error(ER_IB_MSG_1259)
+      << "page service mismatch: page " << space << ":" << page_id.page_no()
+      << " local LSN " << local_lsn << ", the page server's LSN " << f.page_lsn
+      << " (effective " << f.effective_lsn << "):" << diff;
+}
+
+namespace {
+#define STRATA_LL(name, var) \
+  {name, (char *)&var, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL}
+SHOW_VAR status_vars[] = {
+    STRATA_LL("compared", st_compared_v),
+    STRATA_LL("equal", st_equal_v),
+    STRATA_LL("lsn_moved_without_record", st_lsn_drift_v),
+    STRATA_LL("mismatches", st_mismatches_v),
+    STRATA_LL("skipped", st_skipped_v),
+    STRATA_LL("errors", st_errors_v),
+    STRATA_LL("wait_us", st_wait_us_v),
+    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+#undef STRATA_LL
+SHOW_VAR no_status_vars[] = {{nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+}  // namespace
+
+int show_status(THD *, SHOW_VAR *var, char *) {
+  var->type = SHOW_ARRAY;
+  var->scope = SHOW_SCOPE_GLOBAL;
+  if (!comparing()) {
+    var->value = (char *)&no_status_vars;
+    return 0;
+  }
+  st_compared_v = static_cast<long long>(st_compared.load());
+  st_equal_v = static_cast<long long>(st_equal.load());
+  st_lsn_drift_v = static_cast<long long>(st_lsn_drift.load());
+  st_mismatches_v = static_cast<long long>(st_mismatches.load());
+  st_skipped_v = static_cast<long long>(st_skipped.load());
+  st_errors_v = static_cast<long long>(st_errors.load());
+  st_wait_us_v = static_cast<long long>(st_wait_ns.load() / 1000);
+  var->value = (char *)&status_vars;
+  return 0;
+}
+
+}  // namespace strata::page_service

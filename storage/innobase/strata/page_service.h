@@ -1,0 +1,45 @@
+// strata::page_service: the compute's read path to the page servers
+// (docs/design/page-server.md, section 9), in `compare` mode: InnoDB reads
+// every page from its local file as always, and each page read after crash
+// recovery is also asked of a page server and compared. A page that differs
+// (other than in what a flush writes, or a page LSN a mini-transaction moved
+// without logging for that page) is reported with both images, and stops the
+// server unless innodb_page_service_compare_action=log. This is how the read
+// path is proven before the compute stops writing pages (issue 34).
+//
+// Threads: compare_read() runs in whichever thread completes a page read
+// (a user thread, an I/O thread); calls to the page server go one at a time.
+#pragma once
+#include "buf0types.h"
+#include "page0size.h"
+#include "univ.i"
+
+class THD;
+struct SHOW_VAR;
+
+namespace strata::page_service {
+
+/* Configuration: the innodb_page_service* system variables (sysvars.ic). */
+extern ulong cfg_mode;            // 0 off, 1 compare, 2 on
+extern char *cfg_addresses;       // tcp://host:port[,...]
+extern ulong cfg_compare_action;  // 0 abort, 1 log
+extern bool g_comparing;
+
+/** @return true iff page reads are compared with a page server. */
+inline bool comparing() { return g_comparing; }
+
+/** Checks the innodb_page_service* options (in innodb_init_params, after the
+log service's): compare needs the log service, page server addresses and
+innodb_change_buffering=none; on is not built yet.
+@return false (after logging why) if the server must not start */
+bool validate_params();
+
+/** A page read finished and passed InnoDB's checks; `frame` is its physical
+image of page_size.physical() bytes as read from the file. */
+void compare_read(const page_id_t &page_id, const page_size_t &page_size,
+                  const byte *frame);
+
+/** SHOW STATUS: the Innodb_page_service_* variables (empty when off). */
+int show_status(THD *thd, SHOW_VAR *var, char *buff);
+
+}  // namespace strata::page_service
