@@ -44,6 +44,7 @@ class StartLog(unittest.TestCase):
         self.assertEqual(log.scanned_to, 111727835)  # the last "scanned up to", not the first
         self.assertEqual(log.redo_scanned, 111727835 - 73642766)
         self.assertAlmostEqual(log.span("crash_start", "apply_done"), 46.806411 - 46.202807, places=4)
+        self.assertAlmostEqual(log.span("crash_start", "apply_start"), 46.557305 - 46.202807, places=4)
         self.assertAlmostEqual(log.span("init_start", "init_end"), 47.232050 - 45.686014, places=4)
         self.assertGreater(log.span("process", "ready"), log.span("init_start", "init_end"))
 
@@ -70,7 +71,7 @@ class StartLog(unittest.TestCase):
 
 
 def sample(rnd, target, restart, recovery_s=1.0):
-    return recovery.Sample(rnd, target, 1 << 30, 2 << 30, 1 << 30, 10.0, restart, 5.0, recovery_s, 1 << 30, True)
+    return recovery.Sample(rnd, target, 1 << 30, 2 << 30, 1 << 30, 10.0, restart, 5.0, recovery_s, 0.5, 1 << 30, True)
 
 
 class Page(unittest.TestCase):
@@ -89,6 +90,7 @@ class Page(unittest.TestCase):
         self.assertIn("1.150 ± ", page)  # the mean of 1.2, 1.1, 1.15
         self.assertIn("target ≤ 1.5: met", page)
         self.assertIn("| 3 | `fork` | 1024 |", page)
+        self.assertIn("reading + parsing the redo alone: 1.000 ± 0.000", page)
         self.assertIn("`innodb_redo_log_capacity=8589934592`", page)
         self.assertIn("scripts/strata-bench recovery", page)
 
