@@ -62,9 +62,10 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   // thread per request. Start sends `req` (waiting up to `timeout` for
   // transport credit) and registers it; PendingCall::Wait then blocks for
   // its response, as Call does. A PendingCall holds its channel alive.
-  // Destroying one that has not returned a response abandons the request:
-  // its response, if it still comes, is dropped here and never reaches the
-  // async handler (which would take it for news from the node).
+  // A Wait that timed out, or destroying a PendingCall before its Wait
+  // returned a response, abandons the request: its response, if it still
+  // comes, is dropped here and never reaches the async handler (which would
+  // take it for news from the node).
   class PendingCall;
   Result<std::unique_ptr<PendingCall>> Start(Frame req, std::chrono::milliseconds timeout);
   // Sends without waiting for the response. `wait` bounds the wait for
@@ -87,7 +88,7 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   explicit RpcChannel(Runtime& rt) : rt_(rt), cv_(rt) {}
   void OnMessage(const rdma::Message& m);
   void OnClose(const rdma::Status& why);
-  // The halves shared by Call and Start/PendingCall. Send assigns the id,
+  // The halves shared by Call and Start/PendingCall. SendRegistered assigns the id,
   // registers `p` under it and sends; on failure nothing stays registered.
   // Await waits for p until `deadline`; on timeout or close it unregisters
   // p, and with `drop_late` remembers the id so a late response is dropped.
