@@ -9,6 +9,7 @@
     scripts/strata-bench report .build/bench/results/<run>    rebuild table and plots
     scripts/strata-bench clean                                drop the prepared datasets
     scripts/strata-bench anatomy --threads 1,16,64 --rounds 3  one commit's latency by stage (issue 32)
+    scripts/strata-bench recovery --redo-mib 1024 --rounds 3  restart time after kill -9 (issue 32)
     scripts/strata-bench interleave --target fork --target fork:thread_handling=pool-of-threads --rounds 10
                                   servers up side by side, short windows to each in turn
     scripts/strata-bench cost --scenario read-point --threads 16 --rounds 3    CPU and switches per query
@@ -515,8 +516,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--title")
     target_ratio_arg(p)
 
-    from . import audit, commit_anatomy, cost, interleave, netns, replication
+    from . import audit, commit_anatomy, cost, interleave, netns, recovery, replication
     commit_anatomy.main_args(sub)
+    recovery.main_args(sub)
     interleave.main_args(sub, plan_args, run_args)
     cost.main_args(sub, plan_args, run_args)
     audit.main_args(sub, plan_args, run_args)
@@ -578,6 +580,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "anatomy":
             from . import commit_anatomy
             return commit_anatomy.run(args, argv)
+        if args.command == "recovery":
+            from . import recovery
+            return recovery.run(args, argv)
         if args.command in ("interleave", "cost", "audit"):
             return cmd_run(args, argv, kind_of(args))
         if args.command == "replication":

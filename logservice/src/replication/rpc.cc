@@ -96,6 +96,7 @@ void RpcChannel::OnMessage(const rdma::Message& m) {
       cv_.notify_all();
       return;
     }
+    if (abandoned_.erase(f.request_id) != 0) return;  // nobody wants it (Start)
   }
   std::lock_guard<std::recursive_mutex> gate(handlers_mu_);
   if (!handlers_detached_ && on_async_) on_async_(f);
@@ -105,6 +106,7 @@ void RpcChannel::OnClose(const rdma::Status& why) {
   {
     std::lock_guard<std::mutex> l(mu_);
     open_ = false;
+    abandoned_.clear();
     if (close_reason_.empty()) close_reason_ = why.ok() ? "closed" : DescribeTransportError(why);
     cv_.notify_all();
   }
@@ -112,26 +114,69 @@ void RpcChannel::OnClose(const rdma::Status& why) {
   if (!handlers_detached_ && on_close_) on_close_(close_reason());
 }
 
-Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
-  const auto deadline = rt_.Now() + timeout;
+Status RpcChannel::SendRegistered(Frame& req, Pending* p, std::chrono::milliseconds timeout) {
   req.request_id = next_id_++;
-  Pending p;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!open_) return Status::IoError(close_reason_);
-    pending_[req.request_id] = &p;
+    pending_[req.request_id] = p;
   }
   const std::string bytes = Encode(req);
   rdma::Status s = SendMessage(*conn_, bytes, timeout);
+  if (s.ok()) return Status::Ok();
+  std::lock_guard<std::mutex> l(mu_);
+  pending_.erase(req.request_id);
+  return Status::IoError(DescribeTransportError(s));
+}
+
+Result<Frame> RpcChannel::Await(std::uint64_t id, Pending& p, Runtime::TimePoint deadline, bool drop_late) {
   std::unique_lock<std::mutex> l(mu_);
-  if (!s.ok()) {
-    pending_.erase(req.request_id);
-    return Status::IoError(DescribeTransportError(s));
-  }
   cv_.wait_until(l, deadline, [&] { return p.done || !open_; });
   if (p.done) return std::move(p.response);
-  pending_.erase(req.request_id);
+  pending_.erase(id);
+  if (drop_late) AbandonLocked(id);
   return Status::IoError(open_ ? "timeout" : close_reason_);
+}
+
+void RpcChannel::AbandonLocked(std::uint64_t id) {
+  if (!open_) return;  // no response can come any more
+  // 4096: far more than anyone keeps in flight; only a node that never
+  // answers could fill it, and then the oldest ids are the ones to forget.
+  if (abandoned_.size() >= 4096) abandoned_.erase(abandoned_.begin());
+  abandoned_.insert(id);
+}
+
+Result<Frame> RpcChannel::Call(Frame req, std::chrono::milliseconds timeout) {
+  const auto deadline = rt_.Now() + timeout;
+  Pending p;
+  Status s = SendRegistered(req, &p, timeout);
+  if (!s.ok()) return s;
+  return Await(req.request_id, p, deadline, /*drop_late=*/false);
+}
+
+Result<std::unique_ptr<RpcChannel::PendingCall>> RpcChannel::Start(Frame req, std::chrono::milliseconds timeout) {
+  std::unique_ptr<PendingCall> call(new PendingCall(shared_from_this()));
+  Status s = SendRegistered(req, &call->p_, timeout);
+  if (!s.ok()) {
+    call->finished_ = true;
+    return s;
+  }
+  call->id_ = req.request_id;
+  return std::move(call);
+}
+
+Result<Frame> RpcChannel::PendingCall::Wait(std::chrono::milliseconds timeout) {
+  if (finished_) return Status::IoError("PendingCall::Wait called twice");
+  finished_ = true;
+  return ch_->Await(id_, p_, ch_->rt_.Now() + timeout, /*drop_late=*/true);
+}
+
+RpcChannel::PendingCall::~PendingCall() {
+  if (finished_) return;
+  std::lock_guard<std::mutex> l(ch_->mu_);
+  // Still registered unless the response came (then it is simply dropped
+  // with p_, which nobody else points to any more).
+  if (ch_->pending_.erase(id_) != 0) ch_->AbandonLocked(id_);
 }
 
 Status RpcChannel::Post(Frame req, std::chrono::milliseconds wait) {

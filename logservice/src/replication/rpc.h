@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "codec.h"
@@ -55,6 +56,18 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   // Sends `req` (request_id assigned here) and waits for its response.
   // kIoError with the reason if the channel closes or times out ("timeout").
   Result<Frame> Call(Frame req, std::chrono::milliseconds timeout);
+
+  // Call() in two halves, so that one thread can keep several requests in
+  // flight on one channel (the client's read-ahead, read_ahead.h) without a
+  // thread per request. Start sends `req` (waiting up to `timeout` for
+  // transport credit) and registers it; PendingCall::Wait then blocks for
+  // its response, as Call does. A PendingCall holds its channel alive.
+  // A Wait that timed out, or destroying a PendingCall before its Wait
+  // returned a response, abandons the request: its response, if it still
+  // comes, is dropped here and never reaches the async handler (which would
+  // take it for news from the node).
+  class PendingCall;
+  Result<std::unique_ptr<PendingCall>> Start(Frame req, std::chrono::milliseconds timeout);
   // Sends without waiting for the response. `wait` bounds the wait for
   // transport credit; kIoError("busy") if it is exhausted, kIoError(reason) if closed.
   [[nodiscard]] Status Post(Frame req, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
@@ -67,9 +80,21 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   std::string close_reason() const;
 
  private:
+  struct Pending {
+    bool done = false;
+    Frame response;
+  };
+
   explicit RpcChannel(Runtime& rt) : rt_(rt), cv_(rt) {}
   void OnMessage(const rdma::Message& m);
   void OnClose(const rdma::Status& why);
+  // The halves shared by Call and Start/PendingCall. SendRegistered assigns the id,
+  // registers `p` under it and sends; on failure nothing stays registered.
+  // Await waits for p until `deadline`; on timeout or close it unregisters
+  // p, and with `drop_late` remembers the id so a late response is dropped.
+  Status SendRegistered(Frame& req, Pending* p, std::chrono::milliseconds timeout);
+  Result<Frame> Await(std::uint64_t id, Pending& p, Runtime::TimePoint deadline, bool drop_late);
+  void AbandonLocked(std::uint64_t id);
 
   Runtime& rt_;
   std::shared_ptr<rdma::Connection> conn_;
@@ -83,12 +108,30 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   std::atomic<std::uint64_t> next_id_{1};
   mutable std::mutex mu_;
   CondVar cv_;
-  struct Pending {
-    bool done = false;
-    Frame response;
-  };
   std::map<std::uint64_t, Pending*> pending_;
+  // Ids of abandoned requests whose response has not come (bounded: the
+  // oldest are forgotten first; a response that outlives that goes to the
+  // async handler, as a late Call response does).
+  std::set<std::uint64_t> abandoned_;
   std::string close_reason_;
+};
+
+class RpcChannel::PendingCall {
+ public:
+  ~PendingCall();
+  PendingCall(const PendingCall&) = delete;
+  PendingCall& operator=(const PendingCall&) = delete;
+  // The response, or kIoError as Call's. Once per call (then the call is done).
+  Result<Frame> Wait(std::chrono::milliseconds timeout);
+  std::uint64_t request_id() const { return id_; }
+
+ private:
+  friend class RpcChannel;
+  explicit PendingCall(std::shared_ptr<RpcChannel> ch) : ch_(std::move(ch)) {}
+  std::shared_ptr<RpcChannel> ch_;
+  std::uint64_t id_ = 0;
+  bool finished_ = false;
+  Pending p_;
 };
 
 }  // namespace strata::logservice::repl

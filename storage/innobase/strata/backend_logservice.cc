@@ -18,6 +18,10 @@
 //   the stream end     a complete block B, which InnoDB must write again
 //   truncate(lsn)      a no-op at or past the stream end (the rewind did the
 //                      cutting); anything else is refused
+//   read(lsn, len)     LogReadAhead over the current client: recovery asks
+//                      64 KiB at a time, front to back, and one round trip
+//                      each was the cost of a restart; the read-ahead keeps
+//                      reads of 1 MiB in flight (read_ahead.h), same bytes
 //   release(lsn)       LogClient::Release on a thread of its own (the files
 //                      governor calls this under log.m_files_mutex and must
 //                      not wait for a round trip), capped at what every node
@@ -63,6 +67,7 @@
 #include "backend.h"
 #include "backend_logservice.h"
 #include "strata/logservice/client.h"
+#include "strata/logservice/read_ahead.h"
 
 namespace strata::redo {
 
@@ -116,6 +121,7 @@ class LogServiceBackend final : public Backend {
 
   Status acquire_writer(WriterInfo *out) override {
     std::lock_guard<std::mutex> guard(mutex_);
+    ahead_.reset();  // it reads through reader_
     reader_.reset();
     if (writer_ == nullptr) {
       auto r = ls::LogClient::Open(config(ls::OpenMode::kWriter));
@@ -314,10 +320,10 @@ class LogServiceBackend final : public Backend {
 
   Status read(std::uint64_t lsn, void *buf, std::size_t len, std::size_t *got) override {
     *got = 0;
-    ls::LogClient *c = client();
+    ls::LogReadAhead *c = read_ahead();
     if (c == nullptr) return open_status_;
     // Read() stops at the stream end (the tail image comes from a read that
-    // starts there) and at its own size limit: loop until full or empty.
+    // starts there) and at what has arrived: loop until full or empty.
     auto *out = static_cast<char *>(buf);
     std::size_t done = 0;
     const auto start = std::chrono::steady_clock::now();
@@ -435,6 +441,7 @@ class LogServiceBackend final : public Backend {
                std::to_string(block_lsn) + " and rewriting that block");
     if (Status s = from(writer_->WriteCheckpoint(checkpoint_lsn_, with_pending(metadata_))); !s.ok()) return s;
     std::lock_guard<std::mutex> guard(mutex_);
+    ahead_.reset();  // it reads through writer_
     writer_.reset();
     ls::ClusterConfig c = config(ls::OpenMode::kWriter);
     c.seal_at = block_lsn;
@@ -473,6 +480,19 @@ class LogServiceBackend final : public Backend {
     return reader_.get();
   }
 
+  // The read-ahead over client(), made once per client; whoever replaces
+  // writer_ or reader_ drops it first (it refers to the client).
+  ls::LogReadAhead *read_ahead() {
+    ls::LogClient *c = client();
+    if (c == nullptr) return nullptr;
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (ahead_ == nullptr || ahead_client_ != c) {
+      ahead_ = std::make_unique<ls::LogReadAhead>(*c);
+      ahead_client_ = c;
+    }
+    return ahead_.get();
+  }
+
   // Logs one stalled 5 s slice; false once innodb_log_service_stall_timeout
   // (0 = wait forever) has passed since `start`.
   bool keep_waiting(const char *what, const ls::ClientStatus &s,
@@ -487,6 +507,8 @@ class LogServiceBackend final : public Backend {
   std::unique_ptr<ls::LogClient> writer_;
   bool written_acks_ = true;  // LogClient::set_written_acks, kept across reopens
   std::unique_ptr<ls::LogClient> reader_;
+  std::unique_ptr<ls::LogReadAhead> ahead_;  // recovery's reads (read_ahead())
+  ls::LogClient *ahead_client_ = nullptr;     // the client ahead_ reads through
   // The checkpoint record as InnoDB last read or wrote it, so a rewind can
   // write it again with the pending tail after it.
   std::uint64_t checkpoint_lsn_ = 0;

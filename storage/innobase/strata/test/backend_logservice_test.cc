@@ -140,6 +140,61 @@ TEST_F(LogServiceBackendTest, RecoveryInsideCompleteBlocksRewinds) {
   EXPECT_EQ(buf[kBlockSize + 100], 0xCD);
 }
 
+// Recovery as InnoDB does it: the checkpoint through a read-only client
+// (sys_init, before the fence), then the writer, then the scan in 64 KiB
+// steps (RECV_SCAN_SIZE) from a block-aligned start through the tail, and
+// the last block once more (read_block). read() goes through a read-ahead
+// (read_ahead.h) made per client: the one over the reader must be dropped
+// with it, and the scan must give every block and then the tail.
+TEST_F(LogServiceBackendTest, RecoveryScanInInnoDBStepsThroughReaderThenWriter) {
+  const std::uint64_t base = 8192, n = 6 * 2048;  // 6 MiB of blocks
+  {
+    auto b = backend();
+    WriterInfo w;
+    ASSERT_TRUE(b->acquire_writer(&w).ok());
+    ASSERT_TRUE(b->write_checkpoint(base, "meta").ok());
+    for (std::uint64_t i = 0; i < n; i += 2048) {
+      const auto part = blocks(base + i * kBlockSize, 2048, static_cast<unsigned char>(i / 2048));
+      ASSERT_TRUE(b->append(base + i * kBlockSize, part.data(), part.size()).ok());
+    }
+    const auto tail = blocks(base + n * kBlockSize, 1, 0xEE);
+    ASSERT_TRUE(b->put_tail(base + n * kBlockSize, tail.data(), base + n * kBlockSize + 300).ok());
+    ASSERT_TRUE(b->wait_durable(base + n * kBlockSize + 300).ok());
+  }
+  auto b = backend();
+  Checkpoint c;
+  ASSERT_TRUE(b->read_checkpoint(&c).ok());
+  std::vector<unsigned char> buf(64 << 10);
+  std::size_t got = 0;
+  ASSERT_TRUE(b->read(base, buf.data(), buf.size(), &got).ok());  // through the reader
+  ASSERT_EQ(got, buf.size());
+  WriterInfo w;
+  ASSERT_TRUE(b->acquire_writer(&w).ok());
+  ASSERT_EQ(w.log_end, base + n * kBlockSize + 300);
+  std::uint64_t at = base + 4 * kBlockSize, blocks_seen = 0;
+  for (;;) {
+    ASSERT_TRUE(b->read(at, buf.data(), buf.size(), &got).ok()) << at;
+    for (std::size_t k = 0; k < got; k += kBlockSize, ++blocks_seen) {
+      const std::uint64_t lsn = at + k;
+      std::uint64_t stored;
+      std::memcpy(&stored, &buf[k], sizeof stored);
+      if (lsn < base + n * kBlockSize) {
+        ASSERT_EQ(stored, lsn);
+        ASSERT_EQ(buf[k + 100], static_cast<unsigned char>((lsn - base) / kBlockSize / 2048)) << lsn;
+      } else {
+        ASSERT_EQ(buf[k + 100], 0xEE) << "the tail block";
+      }
+    }
+    at += got;
+    if (got < buf.size()) break;
+  }
+  EXPECT_EQ(at, base + (n + 1) * kBlockSize);
+  EXPECT_EQ(blocks_seen, n - 4 + 1);
+  ASSERT_TRUE(b->read(base + n * kBlockSize, buf.data(), kBlockSize, &got).ok());
+  EXPECT_EQ(got, kBlockSize);
+  EXPECT_EQ(buf[100], 0xEE);
+}
+
 // A recovery that ends further back than one log write can have torn is
 // refused with both LSNs, and nothing is cut: the whole stream is still there
 // for the next start (before the bound, the rewind cut it on every node).
