@@ -217,16 +217,7 @@ ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
     q.u32a = static_cast<std::uint32_t>(std::min<std::size_t>({max_bytes, wire::kMaxReadBytes, stream_limit - from}));
     q.lsn3 = seal;
     auto rep = ch->Call(q, c.cfg.op_timeout);
-    if (!rep.ok()) return ClientStatus(Code::kUnavailable, "read: " + rep.status().message());
-    {
-      std::lock_guard<std::mutex> l(c.mu);
-      if (c.NewerLocked(*rep)) {
-        c.FenceLocked(from_node, *rep);
-        return ClientStatus(Code::kFenced, c.fence_reason);
-      }
-    }
-    if (rep->code == ReplyCode::kNotFound) return ClientStatus(Code::kNotFound, rep->error);
-    if (rep->code != ReplyCode::kOk) return ClientStatus(Code::kFailed, "read: " + rep->error);
+    if (ClientStatus s = c.CheckReadReply(rep, from_node); !s.ok()) return s;
     for (const auto& r : rep->ranges) {
       if (r.start != from + out.size()) break;
       out += r.bytes;

@@ -367,6 +367,23 @@ struct LogClient::Impl {
     }
     cv.notify_all();
   }
+  // A read reply's verdict (Read and the read-ahead share it): a transport
+  // failure, a newer epoch on the node (fences a writer), released redo, or
+  // another refusal; OK when its ranges may be used.
+  template <typename Reply>
+  ClientStatus CheckReadReply(const Reply& rep, std::size_t node) {
+    if (!rep.ok()) return ClientStatus(Code::kUnavailable, "read: " + rep.status().message());
+    {
+      std::lock_guard<std::mutex> l(mu);
+      if (NewerLocked(*rep)) {
+        FenceLocked(node, *rep);
+        return ClientStatus(Code::kFenced, fence_reason);
+      }
+    }
+    if (rep->code == ReplyCode::kNotFound) return ClientStatus(Code::kNotFound, rep->error);
+    if (rep->code != ReplyCode::kOk) return ClientStatus(Code::kFailed, "read: " + rep->error);
+    return ClientStatus();
+  }
   void OnClose(std::size_t i, std::uint64_t gen, const std::string& why) {
     std::lock_guard<std::mutex> l(mu);
     NodeLink& nl = nodes[i];

@@ -108,16 +108,7 @@ struct LogReadAhead::State {
     Request r = std::move(flight.front());
     flight.pop_front();
     auto rep = r.call->Wait(c.cfg.op_timeout);
-    if (!rep.ok()) return ClientStatus(Code::kUnavailable, "read: " + rep.status().message());
-    {
-      std::lock_guard<std::mutex> l(c.mu);
-      if (c.NewerLocked(*rep)) {
-        c.FenceLocked(node, *rep);
-        return ClientStatus(Code::kFenced, c.fence_reason);
-      }
-    }
-    if (rep->code == ReplyCode::kNotFound) return ClientStatus(Code::kNotFound, rep->error);
-    if (rep->code != ReplyCode::kOk) return ClientStatus(Code::kFailed, "read: " + rep->error);
+    if (ClientStatus s = c.CheckReadReply(rep, node); !s.ok()) return s;
     ready.clear();
     ready_off = 0;
     for (auto& range : rep->ranges) {

@@ -37,6 +37,7 @@
 #include "mysql/status_var.h"
 #include "page_service_client.h"
 #include "redo.h"
+#include "status_array.h"
 #include "ut0log.h"
 
 namespace strata::page_service {
@@ -239,28 +240,19 @@ void compare_read(const page_id_t &page_id, const page_size_t &page_size,
 }
 
 namespace {
-#define STRATA_LL(name, var) \
-  {name, (char *)&var, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL}
 SHOW_VAR status_vars[] = {
-    STRATA_LL("compared", st_compared_v),
-    STRATA_LL("equal", st_equal_v),
-    STRATA_LL("lsn_moved_without_record", st_lsn_drift_v),
-    STRATA_LL("mismatches", st_mismatches_v),
-    STRATA_LL("skipped", st_skipped_v),
-    STRATA_LL("errors", st_errors_v),
-    STRATA_LL("wait_us", st_wait_us_v),
-    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
-#undef STRATA_LL
-SHOW_VAR no_status_vars[] = {{nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+    STRATA_STATUS_LL("compared", st_compared_v),
+    STRATA_STATUS_LL("equal", st_equal_v),
+    STRATA_STATUS_LL("lsn_moved_without_record", st_lsn_drift_v),
+    STRATA_STATUS_LL("mismatches", st_mismatches_v),
+    STRATA_STATUS_LL("skipped", st_skipped_v),
+    STRATA_STATUS_LL("errors", st_errors_v),
+    STRATA_STATUS_LL("wait_us", st_wait_us_v),
+    STRATA_STATUS_END};
 }  // namespace
 
 int show_status(THD *, SHOW_VAR *var, char *) {
-  var->type = SHOW_ARRAY;
-  var->scope = SHOW_SCOPE_GLOBAL;
-  if (!comparing()) {
-    var->value = (char *)&no_status_vars;
-    return 0;
-  }
+  if (!comparing()) return strata::show_status_array(var, nullptr);
   st_compared_v = static_cast<long long>(st_compared.load());
   st_equal_v = static_cast<long long>(st_equal.load());
   st_lsn_drift_v = static_cast<long long>(st_lsn_drift.load());
@@ -268,8 +260,7 @@ int show_status(THD *, SHOW_VAR *var, char *) {
   st_skipped_v = static_cast<long long>(st_skipped.load());
   st_errors_v = static_cast<long long>(st_errors.load());
   st_wait_us_v = static_cast<long long>(st_wait_ns.load() / 1000);
-  var->value = (char *)&status_vars;
-  return 0;
+  return strata::show_status_array(var, status_vars);
 }
 
 }  // namespace strata::page_service

@@ -18,6 +18,7 @@
 // file header has a format number above Log_format::CURRENT, so a stock
 // server refuses the directory instead of recreating local redo over it.
 #include "redo.h"
+#include "status_array.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -1020,8 +1021,7 @@ void stage_hist(const Stage &st, uint64_t *counts) {
     counts[b] = st.hist.counts[b].load(std::memory_order_relaxed);
 }
 
-#define STRATA_LL(name, var) \
-  {name, (char *)&var, SHOW_LONGLONG, SHOW_SCOPE_GLOBAL}
+#define STRATA_LL STRATA_STATUS_LL
 
 SHOW_VAR status_vars[] = {
     {"status", (char *)&status_ptr, SHOW_CHAR_PTR, SHOW_SCOPE_GLOBAL},
@@ -1072,18 +1072,13 @@ SHOW_VAR status_vars[] = {
     STRATA_LL("client_wait_ns", st_c_wait_ns),
     STRATA_LL("client_wait_wakeups", st_c_wait_wakeups),
     STRATA_LL("client_wake_ns", st_c_wake_ns),
-    {nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
+    STRATA_STATUS_END};
 #undef STRATA_LL
-SHOW_VAR no_status_vars[] = {{nullptr, nullptr, SHOW_LONG, SHOW_SCOPE_GLOBAL}};
 }  // namespace
 
 int show_status(THD *, SHOW_VAR *var, char *) {
-  var->type = SHOW_ARRAY;
-  var->scope = SHOW_SCOPE_GLOBAL;
-  if (!enabled() || g_backend == nullptr) {
-    var->value = (char *)&no_status_vars;
-    return 0;
-  }
+  if (!enabled() || g_backend == nullptr)
+    return strata::show_status_array(var, nullptr);
   /* OK: every node takes redo; DEGRADED: fewer, but a write quorum;
   STALLED: no write quorum, commits wait (stall_reason says why); FENCED:
   another server took the volume over. */
@@ -1148,8 +1143,7 @@ int show_status(THD *, SHOW_VAR *var, char *) {
   st_c_wait_ns = static_cast<long long>(c.wait_ns);
   st_c_wait_wakeups = static_cast<long long>(c.wait_wakeups);
   st_c_wake_ns = static_cast<long long>(c.wake_ns);
-  var->value = (char *)&status_vars;
-  return 0;
+  return strata::show_status_array(var, status_vars);
 }
 
 std::string service_cluster_id() { return cluster_id(); }
