@@ -2,7 +2,7 @@
 #include "page_codec.h"
 
 #include "byte_codec.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver::svc {
 namespace {
@@ -13,7 +13,7 @@ using Writer = logservice::repl::ByteWriter;
 using Reader = logservice::repl::ByteReader;
 using logservice::repl::LoadLe;
 
-std::uint32_t Crc(std::string_view s) { return logservice::storage::Crc32c(s); }
+std::uint32_t Crc(std::string_view s) { return rdma::Crc32c(s); }
 
 void PutResult(Writer& w, const PageResult& r) {
   w.U16(static_cast<std::uint16_t>(r.code));
