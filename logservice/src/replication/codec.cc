@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "byte_codec.h"
+#include "message_header.h"
 
 namespace strata::logservice::repl {
 namespace {
@@ -258,17 +259,9 @@ bool GetBody(Reader& r, Frame* f) {
 std::string Encode(const Frame& f) {
   Writer body;
   PutBody(body, f);
-  Writer w;
-  w.U32(wire::kMagic);
-  w.U8(wire::kWireVersion);
-  w.U8(static_cast<std::uint8_t>(f.type));
-  w.U16(static_cast<std::uint16_t>(f.code));
-  w.U64(f.request_id);
-  w.U64(f.epoch);
-  w.U32(static_cast<std::uint32_t>(body.out().size()));
-  w.U32(0);
-  w.out().append(body.out());
-  return std::move(w.out());
+  return header::Encode(wire::kProtocol,
+                        {static_cast<std::uint8_t>(f.type), static_cast<std::uint16_t>(f.code), f.request_id, f.epoch},
+                        body.out());
 }
 
 Status Decode(std::span<const std::byte> bytes, Frame* out) {
@@ -276,25 +269,13 @@ Status Decode(std::span<const std::byte> bytes, Frame* out) {
 }
 
 Status Decode(std::string_view in, Frame* out) {
-  if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("message shorter than its header");
-  const char* p = in.data();
-  if (LoadLe(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("bad magic");
-  if (LoadLe(p + wire::kVersionOffset, 1) != wire::kWireVersion)
-    return Status::InvalidArgument("unsupported protocol version " + std::to_string(LoadLe(p + wire::kVersionOffset, 1)));
-  const auto type = LoadLe(p + wire::kTypeOffset, 1);
-  if (type < wire::kFirstType || type > wire::kLastType)
-    return Status::InvalidArgument("unknown message type " + std::to_string(type));
-  const auto code = LoadLe(p + wire::kCodeOffset, 2);
-  if (code > wire::kLastReplyCode) return Status::InvalidArgument("unknown reply code " + std::to_string(code));
-  if (LoadLe(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
-  if (LoadLe(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
-    return Status::InvalidArgument("body length does not match the message size");
+  header::Fields h;
+  if (Status s = header::Decode(wire::kProtocol, in, &h); !s.ok()) return s;
   Frame f;
-  f.type = static_cast<wire::MsgType>(type);
-  if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
-  f.code = static_cast<wire::ReplyCode>(code);
-  f.request_id = LoadLe(p + wire::kRequestIdOffset, 8);
-  f.epoch = LoadLe(p + wire::kEpochOffset, 8);
+  f.type = static_cast<wire::MsgType>(h.type);
+  f.code = static_cast<wire::ReplyCode>(h.code);
+  f.request_id = h.request_id;
+  f.epoch = h.epoch;
   Reader r(in.substr(wire::kHeaderSize));
   if (!GetBody(r, &f))
     return Status::InvalidArgument(std::string("malformed ") + std::string(MsgTypeName(f.type)) + " body");
