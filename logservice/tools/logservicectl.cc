@@ -274,7 +274,7 @@ int TransportPins(const Args& a) {
   req.type = wire::MsgType::kPinReq;
   req.pins = {repl::Pin{a.pin_name, 0}};
   if (a.command == "pin-list") {
-    req.u32a = static_cast<std::uint32_t>(wire::PinOp::kList);
+    req.pin_op = wire::PinOp::kList;
   } else {
     if (a.pin_name.empty() || a.pin_name.size() > wire::kMaxPinName) {
       std::cerr << "logservicectl: " << a.command << " needs --name=NAME (1.." << wire::kMaxPinName << " bytes)\n";
@@ -287,10 +287,10 @@ int TransportPins(const Args& a) {
         std::cerr << "logservicectl: pin-set needs --lsn=LSN (a decimal number)\n";
         return 2;
       }
-      req.u32a = static_cast<std::uint32_t>(wire::PinOp::kSet);
+      req.pin_op = wire::PinOp::kSet;
       req.lsn = req.pins[0].lsn = v;
     } else {
-      req.u32a = static_cast<std::uint32_t>(wire::PinOp::kDrop);
+      req.pin_op = wire::PinOp::kDrop;
     }
   }
   auto secret = server::ReadSecretFile(a.secret_file);

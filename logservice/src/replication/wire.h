@@ -98,7 +98,7 @@ static_assert(kHeaderSize == 32 && kBodyLengthOffset == 24 && kReservedOffset ==
 
 // Caps (a decoder allocates nothing larger).
 inline constexpr std::size_t kMaxRedoChunk = 256u << 10;      // one AppendReq / one ReadResp range
-// AppendReq flags (Frame::u32a). Written replies serve
+// AppendReq flags (Frame::append_flags). Written replies serve
 // innodb_flush_log_at_trx_commit=2 only; under =1 they are a message per
 // append per node that nobody waits for.
 inline constexpr std::uint32_t kAppendWantsWrittenAck = 1;
