@@ -3,10 +3,18 @@
 
 namespace strata::logservice::client {
 
-std::string ClientStatus::ToString() const {
-  static constexpr const char* kNames[] = {"OK",     "InvalidArgument", "Unavailable", "Timeout",
-                                           "Fenced", "AuthFailed",      "NotFound",    "Failed"};
-  return std::string(kNames[static_cast<int>(code_)]) + (message_.empty() ? "" : ": " + message_);
+std::string_view StatusCodeName(Code code) {
+  switch (code) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: return "InvalidArgument";
+    case Code::kUnavailable: return "Unavailable";
+    case Code::kTimeout: return "Timeout";
+    case Code::kFenced: return "Fenced";
+    case Code::kAuthFailed: return "AuthFailed";
+    case Code::kNotFound: return "NotFound";
+    case Code::kFailed: return "Failed";
+  }
+  return "Unknown";
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // BasicStatus and BasicResult: the one implementation of errors as values
-// for every standalone component (rdma/, logservice/, the page server).
+// for every standalone component (rdma/, logservice/, the page server, the
+// log service client that InnoDB links).
 //
 // No exception crosses a module boundary. Every fallible call returns a
 // status (or a result carrying either a value or a status) marked
