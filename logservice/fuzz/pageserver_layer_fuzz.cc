@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "coding.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "format.h"
 #include "layer_reader.h"
 #include "layer_writer.h"
@@ -28,8 +28,7 @@
 
 using namespace strata::pageserver;
 using strata::logservice::FaultInjectionFileSystem;
-using strata::logservice::storage::Crc32c;
-using strata::logservice::storage::Crc32cExtend;
+using strata::rdma::Crc32c;
 using strata::logservice::storage::GetFixed32;
 using strata::logservice::storage::GetFixed64;
 using strata::logservice::storage::PutFixed32;
@@ -43,19 +42,19 @@ namespace {
 
 void FixLayerCrcs(std::string& b) {
   if (b.size() < format::kFileHeaderSize + format::kFooterSize) return;
-  PutFixed32(&b[format::kHdrCrcOffset], Crc32cExtend(0, b.data(), format::kHdrCrcOffset));
+  PutFixed32(&b[format::kHdrCrcOffset], Crc32c(0, b.data(), format::kHdrCrcOffset));
   char* f = &b[b.size() - format::kFooterSize];
   const std::uint64_t index_offset = GetFixed64(f + format::kFtrIndexOffsetOffset);
   const std::uint64_t footer_at = b.size() - format::kFooterSize;
   for (std::uint64_t off = format::kFileHeaderSize; off + format::kBlockHeaderSize <= std::min(index_offset, footer_at);) {
     const std::uint32_t len = GetFixed32(&b[off + format::kBlkPayloadLenOffset]);
     if (len > footer_at - off - format::kBlockHeaderSize) break;
-    PutFixed32(&b[off], Crc32cExtend(0, &b[off + 4], format::kBlockHeaderSize - 4 + len));
+    PutFixed32(&b[off], Crc32c(0, &b[off + 4], format::kBlockHeaderSize - 4 + len));
     off += format::kBlockHeaderSize + len;
   }
   if (index_offset <= footer_at)
     PutFixed32(f + format::kFtrIndexCrcOffset, Crc32c(std::string_view(b).substr(index_offset, footer_at - index_offset)));
-  PutFixed32(f + format::kFtrCrcOffset, Crc32cExtend(0, f, format::kFtrCrcOffset));
+  PutFixed32(f + format::kFtrCrcOffset, Crc32c(0, f, format::kFtrCrcOffset));
 }
 
 void Layer(const std::string& bytes) {

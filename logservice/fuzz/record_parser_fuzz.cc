@@ -23,11 +23,13 @@
 #include <vector>
 
 #include "coding.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "disk_format.h"
 
 using namespace strata::logservice;
 using namespace strata::logservice::storage;
+
+using strata::rdma::Crc32c;
 
 namespace {
 
@@ -40,8 +42,8 @@ void FixRecordCrcs(std::string& b) {
   for (std::size_t off = 0; off + kRecordHeaderSize <= b.size();) {
     const std::uint32_t len = GetFixed32(b.data() + off + kRecPayloadLenOffset);
     if (len > b.size() - off - kRecordHeaderSize) break;
-    std::uint32_t crc = Crc32cExtend(0, b.data() + off + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
-    crc = Crc32cExtend(crc, b.data() + off + kRecordHeaderSize, len);
+    std::uint32_t crc = Crc32c(0, b.data() + off + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
+    crc = Crc32c(crc, b.data() + off + kRecordHeaderSize, len);
     PutFixed32(b.data() + off + kRecCrcOffset, crc);
     off += kRecordHeaderSize + len;
   }
@@ -95,7 +97,7 @@ void Records(std::string_view bytes) {
 void Segment(std::string_view bytes, bool fix) {
   std::string b(bytes);
   if (fix && b.size() >= kSegmentHeaderSize) {
-    PutFixed32(b.data() + kSegCrcOffset, Crc32cExtend(0, b.data(), kSegCrcOffset));
+    PutFixed32(b.data() + kSegCrcOffset, Crc32c(0, b.data(), kSegCrcOffset));
   }
   SegmentHeader h;
   if (!DecodeSegmentHeader(b, &h).ok()) return;
@@ -107,8 +109,8 @@ void Durable(std::string_view bytes, bool fix) {
   std::string b(bytes);
   if (fix && b.size() >= kDurableFileHeaderSize) {
     PutFixed32(b.data() + kDfPayloadLenOffset, static_cast<std::uint32_t>(b.size() - kDurableFileHeaderSize));
-    std::uint32_t crc = Crc32cExtend(0, b.data(), kDfCrcOffset);
-    crc = Crc32cExtend(crc, b.data() + kDurableFileHeaderSize, b.size() - kDurableFileHeaderSize);
+    std::uint32_t crc = Crc32c(0, b.data(), kDfCrcOffset);
+    crc = Crc32c(crc, b.data() + kDurableFileHeaderSize, b.size() - kDurableFileHeaderSize);
     PutFixed32(b.data() + kDfCrcOffset, crc);
   }
   for (auto kind : {DurableFileKind::kCheckpoint, DurableFileKind::kNodeMeta, DurableFileKind::kTail}) {

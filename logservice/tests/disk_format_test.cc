@@ -1,11 +1,13 @@
 // The on-disk codecs: round trips, and every rejection path of each reader.
 #include "coding.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "disk_format.h"
 #include "test_support.h"
 
 namespace strata::logservice::storage {
 namespace {
+
+using rdma::Crc32c;
 
 std::string OneRecord(RecordHeader h, std::string_view payload) {
   std::string out;
@@ -42,7 +44,7 @@ TEST(DiskFormat, SegmentHeaderRoundTripAndRejections) {
   }
   // Valid CRC but a future version / unknown kind / reserved bits: refused.
   auto resigned = [](std::string b) {
-    PutFixed32(&b[kSegCrcOffset], Crc32cExtend(0, b.data(), kSegCrcOffset));
+    PutFixed32(&b[kSegCrcOffset], Crc32c(0, b.data(), kSegCrcOffset));
     return b;
   };
   std::string v2 = bytes;
@@ -201,8 +203,8 @@ TEST(DiskFormat, EveryRejectionPathReportsItsReason) {
   };
   auto reseal = [](std::string b) {
     const std::uint32_t len = GetFixed32(&b[kRecPayloadLenOffset]);
-    std::uint32_t crc = Crc32cExtend(0, b.data() + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
-    crc = Crc32cExtend(crc, b.data() + kRecordHeaderSize, std::min<std::size_t>(len, b.size() - kRecordHeaderSize));
+    std::uint32_t crc = Crc32c(0, b.data() + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
+    crc = Crc32c(crc, b.data() + kRecordHeaderSize, std::min<std::size_t>(len, b.size() - kRecordHeaderSize));
     PutFixed32(&b[kRecCrcOffset], crc);
     return b;
   };
@@ -250,8 +252,8 @@ TEST(DiskFormat, EveryRejectionPathReportsItsReason) {
   // Durable files (checkpoint, node meta, tail).
   const std::string df = EncodeDurableFile(DurableFileKind::kCheckpoint, "payload!");
   auto dreseal = [](std::string d) {
-    std::uint32_t crc = Crc32cExtend(0, d.data(), kDfCrcOffset);
-    crc = Crc32cExtend(crc, d.data() + kDurableFileHeaderSize, d.size() - kDurableFileHeaderSize);
+    std::uint32_t crc = Crc32c(0, d.data(), kDfCrcOffset);
+    crc = Crc32c(crc, d.data() + kDurableFileHeaderSize, d.size() - kDurableFileHeaderSize);
     PutFixed32(&d[kDfCrcOffset], crc);
     return d;
   };

@@ -36,6 +36,7 @@
 // that fails gets an error= line. Exit code 0 if every node succeeded, 1
 // otherwise, 2 for a usage error.
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <string>
@@ -223,7 +224,12 @@ int AdminVolumeAction(const Args& a) {
 }
 #endif
 
-int TransportStatus(const Args& a) {
+// Sends `req` to every node of --nodes over the replication transport and
+// hands each OK reply to `print`; a node that cannot be asked or refuses
+// gets an error line. Returns 2 when the transport cannot be set up, 1 when
+// some node failed, else 0.
+int CallEachNode(const Args& a, const repl::Frame& req,
+                 const std::function<void(const std::string& addr, const repl::Frame& rep)>& print) {
   auto secret = server::ReadSecretFile(a.secret_file);
   if (!secret.ok()) {
     std::cerr << "logservicectl: " << secret.status().message() << "\n";
@@ -237,14 +243,23 @@ int TransportStatus(const Args& a) {
   int rc = 0;
   for (const auto& addr : server::SplitList(a.nodes)) {
     auto ch = repl::RpcChannel::Connect(**t, addr, nullptr, nullptr);
-    Result<repl::Frame> rep = ch.ok() ? (*ch)->Call(repl::Frame{}, std::chrono::milliseconds(3000))
-                                      : Result<repl::Frame>(ch.status());
+    Result<repl::Frame> rep = ch.ok() ? (*ch)->Call(req, std::chrono::milliseconds(3000)) : Result<repl::Frame>(ch.status());
     if (!rep.ok()) {
       rc = 1;
       Print({{"address", addr}, {"error", rep.status().message()}}, a.json);
-      continue;
+    } else if (rep->code != wire::ReplyCode::kOk) {
+      rc = 1;
+      Print({{"address", addr}, {"error", std::string(repl::ReplyCodeName(rep->code)) + ": " + rep->error}}, a.json);
+    } else {
+      print(addr, *rep);
     }
-    const repl::NodeState& s = rep->state;
+  }
+  return rc;
+}
+
+int TransportStatus(const Args& a) {
+  return CallEachNode(a, repl::Frame{}, [&](const std::string& addr, const repl::Frame& rep) {
+    const repl::NodeState& s = rep.state;
     KeyValues kv = {
         {"address", addr},
         {"node", s.node_id},
@@ -264,8 +279,7 @@ int TransportStatus(const Args& a) {
     for (std::size_t i = 0; i < s.counters.size() && i < std::size(wire::kNodeCounterNames); ++i)
       kv.emplace_back(wire::kNodeCounterNames[i], std::to_string(s.counters[i]));
     Print(kv, a.json);
-  }
-  return rc;
+  });
 }
 
 // pin-list / pin-set / pin-drop over the replication transport.
@@ -274,7 +288,7 @@ int TransportPins(const Args& a) {
   req.type = wire::MsgType::kPinReq;
   req.pins = {repl::Pin{a.pin_name, 0}};
   if (a.command == "pin-list") {
-    req.u32a = static_cast<std::uint32_t>(wire::PinOp::kList);
+    req.pin_op = wire::PinOp::kList;
   } else {
     if (a.pin_name.empty() || a.pin_name.size() > wire::kMaxPinName) {
       std::cerr << "logservicectl: " << a.command << " needs --name=NAME (1.." << wire::kMaxPinName << " bytes)\n";
@@ -287,40 +301,16 @@ int TransportPins(const Args& a) {
         std::cerr << "logservicectl: pin-set needs --lsn=LSN (a decimal number)\n";
         return 2;
       }
-      req.u32a = static_cast<std::uint32_t>(wire::PinOp::kSet);
+      req.pin_op = wire::PinOp::kSet;
       req.lsn = req.pins[0].lsn = v;
     } else {
-      req.u32a = static_cast<std::uint32_t>(wire::PinOp::kDrop);
+      req.pin_op = wire::PinOp::kDrop;
     }
   }
-  auto secret = server::ReadSecretFile(a.secret_file);
-  if (!secret.ok()) {
-    std::cerr << "logservicectl: " << secret.status().message() << "\n";
-    return 2;
-  }
-  auto t = strata::rdma::Transport::Create(repl::ReplicationTransportOptions(a.cluster, *secret));
-  if (!t.ok()) {
-    std::cerr << "logservicectl: " << t.status().message() << "\n";
-    return 2;
-  }
-  int rc = 0;
-  for (const auto& addr : server::SplitList(a.nodes)) {
-    auto ch = repl::RpcChannel::Connect(**t, addr, nullptr, nullptr);
-    Result<repl::Frame> rep = ch.ok() ? (*ch)->Call(req, std::chrono::milliseconds(3000)) : Result<repl::Frame>(ch.status());
-    if (!rep.ok()) {
-      rc = 1;
-      Print({{"address", addr}, {"error", rep.status().message()}}, a.json);
-      continue;
-    }
-    if (rep->code != wire::ReplyCode::kOk) {
-      rc = 1;
-      Print({{"address", addr}, {"error", std::string(repl::ReplyCodeName(rep->code)) + ": " + rep->error}}, a.json);
-      continue;
-    }
-    if (rep->pins.empty()) Print({{"address", addr}, {"pins", "0"}}, a.json);
-    for (const auto& p : rep->pins) Print({{"address", addr}, {"pin", p.name}, {"lsn", std::to_string(p.lsn)}}, a.json);
-  }
-  return rc;
+  return CallEachNode(a, req, [&](const std::string& addr, const repl::Frame& rep) {
+    if (rep.pins.empty()) Print({{"address", addr}, {"pins", "0"}}, a.json);
+    for (const auto& p : rep.pins) Print({{"address", addr}, {"pin", p.name}, {"lsn", std::to_string(p.lsn)}}, a.json);
+  });
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "config.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "strata/pageserver/client.h"
 
 using namespace strata;
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
         out.emplace_back("effective_lsn", std::to_string(r->effective_lsn));
         out.emplace_back("page_lsn", std::to_string(r->page_lsn));
         out.emplace_back("bytes", std::to_string(r->image.size()));
-        out.emplace_back("crc32c", std::to_string(logservice::storage::Crc32c(r->image)));
+        out.emplace_back("crc32c", std::to_string(rdma::Crc32c(r->image)));
         if (r->code != pageserver::PageCode::kOk) rc = 1;
       }
     }

@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "socket_io.h"
 
 namespace strata::rdma::bench {

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "socket_io.h"
 
 using strata::rdma::Crc32c;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::rdma {
 namespace {

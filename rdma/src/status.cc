@@ -1,4 +1,4 @@
-// Status names and formatting.
+// Status code names and the errno mapping.
 #include "strata/rdma/status.h"
 
 #include <cstring>
@@ -19,14 +19,6 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kAborted: return "Aborted";
   }
   return "Unknown";
-}
-
-std::string Status::ToString() const {
-  if (ok()) return "OK";
-  std::string s(StatusCodeName(code_));
-  s += ": ";
-  s += message_;
-  return s;
 }
 
 Status ErrnoStatus(std::string_view call, int err) {

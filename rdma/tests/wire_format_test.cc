@@ -1,10 +1,6 @@
 // Frame codec: round trip and every rejection path of the parser.
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <random>
 
-#include "crc32c.h"
 #include "test_support.h"
 
 namespace strata::rdma::test {
@@ -138,45 +134,6 @@ TEST(WireFormat, BulkFramesMustFitTheRing) {
   const auto f = Frame(h, {});
   EXPECT_EQ(ParseFrame(f, no_bulk, &out, &error), ParseOutcome::kError);
   EXPECT_NE(error.message().find("bulk is disabled"), std::string::npos);
-}
-
-TEST(WireFormat, Crc32cKnownVectorAndChaining) {
-  const char* text = "123456789";
-  EXPECT_EQ(Crc32c(0, text, 9), 0xE3069283u);
-  EXPECT_EQ(Crc32c(Crc32c(0, text, 4), text + 4, 5), 0xE3069283u);
-  for (auto path : {Crc32cPath::kTable, Crc32cPath::kCrc32Instruction, Crc32cPath::kFolding})
-    EXPECT_EQ(Crc32cImplementation(path, 0, text, 9), 0xE3069283u);
-}
-
-// The folding (VPCLMULQDQ) and crc32-instruction paths must compute exactly
-// the table's function: every length around the 256-byte folding threshold
-// and the 4 KiB lane size, random larger lengths, unaligned starts, chained
-// calls with arbitrary incoming states.
-TEST(WireFormat, Crc32cImplementationsAgree) {
-  std::printf("crc32c paths on this CPU: crc32 instruction %s, AVX-512 folding %s\n",
-              Crc32cPathAvailable(Crc32cPath::kCrc32Instruction) ? "yes" : "no (table)",
-              Crc32cPathAvailable(Crc32cPath::kFolding) ? "yes" : "no (fallback)");
-  const char* env = std::getenv("STRATA_TEST_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20261123;
-  std::mt19937_64 rng(seed);
-  std::vector<uint8_t> buf(3 * 65536 + 64);
-  for (auto& b : buf) b = static_cast<uint8_t>(rng());
-  auto check = [&](size_t offset, size_t n, uint32_t init) {
-    const uint32_t want = Crc32cImplementation(Crc32cPath::kTable, init, buf.data() + offset, n);
-    ASSERT_EQ(Crc32cImplementation(Crc32cPath::kCrc32Instruction, init, buf.data() + offset, n), want)
-        << "n=" << n << " offset=" << offset << " seed=" << seed;
-    ASSERT_EQ(Crc32cImplementation(Crc32cPath::kFolding, init, buf.data() + offset, n), want)
-        << "n=" << n << " offset=" << offset << " seed=" << seed;
-    ASSERT_EQ(Crc32c(init, buf.data() + offset, n), want) << "n=" << n << " seed=" << seed;
-  };
-  for (size_t n = 0; n <= 1100; ++n) check(n % 61, n, static_cast<uint32_t>(rng()));
-  for (size_t n : {4095u, 4096u, 4097u, 12287u, 12288u, 12289u, 65535u, 65536u, 65537u, 3u * 65536u})
-    check(rng() % 64, n, 0);
-  for (int i = 0; i < 300; ++i) check(rng() % 64, rng() % (2 * 65536), static_cast<uint32_t>(rng()));
-  // Chaining across the threshold equals one call.
-  const uint32_t whole = Crc32c(0, buf.data(), 70000);
-  EXPECT_EQ(Crc32c(Crc32c(0, buf.data(), 300), buf.data() + 300, 69700), whole);
-  EXPECT_EQ(Crc32c(Crc32c(0, buf.data(), 100), buf.data() + 100, 69900), whole);
 }
 
 }  // namespace

@@ -3,10 +3,18 @@
 
 namespace strata::logservice::client {
 
-std::string ClientStatus::ToString() const {
-  static constexpr const char* kNames[] = {"OK",     "InvalidArgument", "Unavailable", "Timeout",
-                                           "Fenced", "AuthFailed",      "NotFound",    "Failed"};
-  return std::string(kNames[static_cast<int>(code_)]) + (message_.empty() ? "" : ": " + message_);
+std::string_view StatusCodeName(Code code) {
+  switch (code) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: return "InvalidArgument";
+    case Code::kUnavailable: return "Unavailable";
+    case Code::kTimeout: return "Timeout";
+    case Code::kFenced: return "Fenced";
+    case Code::kAuthFailed: return "AuthFailed";
+    case Code::kNotFound: return "NotFound";
+    case Code::kFailed: return "Failed";
+  }
+  return "Unknown";
 }
 
 // ---------------------------------------------------------------------------
@@ -214,8 +222,8 @@ ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
     Frame q;
     q.type = MsgType::kReadReq;
     q.lsn = from;
-    q.u32a = static_cast<std::uint32_t>(std::min<std::size_t>({max_bytes, wire::kMaxReadBytes, stream_limit - from}));
-    q.lsn3 = seal;
+    q.max_bytes = static_cast<std::uint32_t>(std::min<std::size_t>({max_bytes, wire::kMaxReadBytes, stream_limit - from}));
+    q.seal_epoch = seal;
     auto rep = ch->Call(q, c.cfg.op_timeout);
     if (ClientStatus s = c.CheckReadReply(rep, from_node); !s.ok()) return s;
     for (const auto& r : rep->ranges) {
@@ -241,8 +249,8 @@ ClientResult<CheckpointRecord> LogClient::ReadCheckpoint() {
   std::optional<CheckpointRecord> best;
   for (std::size_t k : voters) {
     const Frame& f = reps[k].second;
-    if (f.found && (!best || f.lsn2 > best->epoch || (f.lsn2 == best->epoch && f.lsn > best->lsn)))
-      best = CheckpointRecord{f.lsn, f.lsn2, f.data};
+    if (f.found && (!best || f.checkpoint_epoch > best->epoch || (f.checkpoint_epoch == best->epoch && f.lsn > best->lsn)))
+      best = CheckpointRecord{f.lsn, f.checkpoint_epoch, f.data};
   }
   if (answered < c.r) return c.Unavailable("read checkpoint");
   if (!best) return ClientStatus(Code::kNotFound, "no checkpoint stored");
@@ -292,8 +300,8 @@ ClientStatus LogClient::PutPage(std::uint32_t space, std::uint32_t page, Lsn lsn
   Frame q;
   q.type = MsgType::kPagePutReq;
   q.epoch = epoch();
-  q.u32a = space;
-  q.u32b = page;
+  q.space = space;
+  q.page = page;
   q.lsn = lsn;
   q.data = std::string(image);
   std::size_t ok = 0;
@@ -310,8 +318,8 @@ ClientResult<PageImage> LogClient::GetPage(std::uint32_t space, std::uint32_t pa
   Impl& c = *impl_;
   Frame q;
   q.type = MsgType::kPageGetReq;
-  q.u32a = space;
-  q.u32b = page;
+  q.space = space;
+  q.page = page;
   q.lsn = lsn;
   auto reps = c.CallAll(c.Channels(false), q, nullptr);
   const auto voters = c.ReadVoters(reps);  // pages are not rebuilt

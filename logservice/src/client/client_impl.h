@@ -333,11 +333,11 @@ struct LogClient::Impl {
         }
       } else if (f.type == MsgType::kAppendResp) {
         nl.durable = std::max(nl.durable, f.lsn);
-        nl.written = std::max(nl.written, std::min(f.lsn2, stream_end));
+        nl.written = std::max(nl.written, std::min(f.complete_lsn, stream_end));
         if (f.tail.valid()) TakeTailAckLocked(nl, f.tail.block_lsn, f.tail.data_end);
       } else if (f.type == MsgType::kTailResp) {
-        TakeTailAckLocked(nl, f.lsn, f.lsn2);
-        nl.durable = std::max(nl.durable, f.lsn3);
+        TakeTailAckLocked(nl, f.lsn, f.data_end);
+        nl.durable = std::max(nl.durable, f.durable_lsn);
       }
       TrackAckLocked(i);
       RecomputeLocked(&adv);
@@ -431,13 +431,13 @@ struct LogClient::Impl {
       s.type = MsgType::kSealReq;
       s.epoch = epoch;
       s.lsn = seal_lsn;
-      s.lsn2 = std::min(frontier.load(), stream_end);
-      s.u32a = static_cast<std::uint32_t>(i);
+      s.commit_lsn = std::min(frontier.load(), stream_end);
+      s.self_index = static_cast<std::uint32_t>(i);
       s.history = history;
       s.peers = addresses;
       // All we may have acknowledged or recovered, tail included: a node
       // rebuilding from peers must hold this much before it is a member.
-      s.lsn3 = std::max({frontier.load(), seal_lsn, tail.valid() ? tail.data_end : Lsn{0}});
+      s.certify_lsn = std::max({frontier.load(), seal_lsn, tail.valid() ? tail.data_end : Lsn{0}});
       // The recovered tail, installed by the node with the seal in one
       // durable write: the seal may cut blocks that carry its bytes
       // (docs/design/logservice-seal-with-tail.md). Only while it is still
@@ -557,17 +557,17 @@ struct LogClient::Impl {
       f.type = MsgType::kAppendReq;
       f.epoch = epoch;
       f.lsn = nl.sent;
-      f.lsn2 = std::min(frontier.load(), stream_end);
-      const Lsn hint = f.lsn2;
+      f.commit_lsn = std::min(frontier.load(), stream_end);
+      const Lsn hint = f.commit_lsn;
       f.data = it->second.substr(off);
-      if (want_written_acks.load(std::memory_order_relaxed)) f.u32a = wire::kAppendWantsWrittenAck;
+      if (want_written_acks.load(std::memory_order_relaxed)) f.append_flags = wire::kAppendWantsWrittenAck;
       // The last chunk carries the tail register when it is due: one
       // message (and one fdatasync on the node) for a write that completed
       // blocks and left a partial one.
       const bool with_tail = it->first + it->second.size() == stream_end && tail.valid() &&
                              tail.block_lsn == stream_end && nl.tail_sent != tail_version;
       if (with_tail) {
-        f.u32a |= wire::kAppendCarriesTail;
+        f.append_flags |= wire::kAppendCarriesTail;
         f.tail = tail;
       }
       // Up to a kChunk of redo: over the 32 KiB receive slot the AppendReq
@@ -586,7 +586,7 @@ struct LogClient::Impl {
       f.type = MsgType::kTailReq;
       f.epoch = epoch;
       f.lsn = tail.block_lsn;
-      f.lsn2 = tail.data_end;
+      f.data_end = tail.data_end;
       f.data = tail.image;
       const Clock::time_point t0 = rt->Now();
       const bool posted = nl.ch->Post(std::move(f)).ok();

@@ -60,7 +60,7 @@ struct LogFollower::Impl {
       return ClientStatus(Code::kInvalidArgument, "a pin name has 1.." + std::to_string(wire::kMaxPinName) + " bytes");
     Frame req;
     req.type = MsgType::kPinReq;
-    req.u32a = static_cast<std::uint32_t>(op);
+    req.pin_op = op;
     req.lsn = lsn;
     req.pins = {repl::Pin{name, lsn}};
     std::size_t done = 0;
@@ -123,7 +123,7 @@ ClientResult<FollowBatch> LogFollower::Follow(Lsn from, std::size_t max_bytes, s
   Frame req;
   req.type = MsgType::kFollowReq;
   req.lsn = from;
-  req.u32a = static_cast<std::uint32_t>(std::min<std::size_t>(max_bytes, wire::kMaxReadBytes));
+  req.max_bytes = static_cast<std::uint32_t>(std::min<std::size_t>(max_bytes, wire::kMaxReadBytes));
   for (;;) {
     std::optional<FollowBatch> empty;
     std::size_t answered = 0, released = 0;
@@ -147,7 +147,7 @@ ClientResult<FollowBatch> LogFollower::Follow(Lsn from, std::size_t max_bytes, s
       FollowBatch b;
       b.from = from;
       b.frontier = r->lsn;
-      b.released = r->lsn2;
+      b.released = r->released;
       b.node = f.addresses[i];
       for (auto& range : r->ranges) {
         if (range.start != b.end()) break;  // the node sends them contiguous; be strict anyway
@@ -188,7 +188,7 @@ ClientResult<std::vector<PinInfo>> LogFollower::ListPins(std::size_t index) {
   if (index >= f.addresses.size()) return ClientStatus(Code::kInvalidArgument, "no node " + std::to_string(index + 1));
   Frame req;
   req.type = MsgType::kPinReq;
-  req.u32a = static_cast<std::uint32_t>(wire::PinOp::kList);
+  req.pin_op = wire::PinOp::kList;
   req.pins = {repl::Pin{}};
   auto r = f.Call(index, req);
   if (!r) return ClientStatus(Code::kUnavailable, f.addresses[index] + ": " + f.errors[index]);

@@ -87,15 +87,15 @@ struct LogReadAhead::State {
       Frame q;
       q.type = MsgType::kReadReq;
       q.lsn = next;
-      q.u32a = static_cast<std::uint32_t>(std::min<std::uint64_t>(opt.chunk_bytes, limit - next));
-      q.lsn3 = seal;
+      q.max_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(opt.chunk_bytes, limit - next));
+      q.seal_epoch = seal;
       auto call = ch->Start(q, c.cfg.op_timeout);
       if (!call.ok()) {
         if (flight.empty()) return ClientStatus(Code::kUnavailable, "read: " + call.status().message());
         break;
       }
-      flight.push_back(Request{next, q.u32a, std::move(*call)});
-      next += q.u32a;
+      flight.push_back(Request{next, q.max_bytes, std::move(*call)});
+      next += q.max_bytes;
       ++stats.requests;
       stats.max_in_flight = std::max<std::uint64_t>(stats.max_in_flight, flight.size());
     }

@@ -7,12 +7,11 @@
 #include <cstdio>
 
 #include "coding.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver::format {
 
-using logservice::storage::Crc32c;
-using logservice::storage::Crc32cExtend;
+using rdma::Crc32c;
 using logservice::storage::GetFixed32;
 using logservice::storage::GetFixed64;
 using logservice::storage::PutFixed32;
@@ -70,7 +69,7 @@ std::string EncodeFileHeader(const FileHeader& h) {
   PutFixed64(&out[kHdrFileIdOffset], h.file_id);
   PutFixed64(&out[kHdrLsnStartOffset], h.lsn_start);
   PutFixed64(&out[kHdrLsnEndOffset], h.lsn_end);
-  PutFixed32(&out[kHdrCrcOffset], Crc32cExtend(0, out.data(), kHdrCrcOffset));
+  PutFixed32(&out[kHdrCrcOffset], Crc32c(0, out.data(), kHdrCrcOffset));
   return out;
 }
 
@@ -78,7 +77,7 @@ Status DecodeFileHeader(std::string_view bytes, FileHeader* out) {
   if (bytes.size() < kFileHeaderSize) return Bad("file header: " + std::to_string(bytes.size()) + " bytes, need 64");
   const char* p = bytes.data();
   if (GetFixed64(p + kHdrMagicOffset) != kLayerMagic) return Bad("file header: bad magic");
-  if (GetFixed32(p + kHdrCrcOffset) != Crc32cExtend(0, p, kHdrCrcOffset)) return Bad("file header: CRC mismatch");
+  if (GetFixed32(p + kHdrCrcOffset) != Crc32c(0, p, kHdrCrcOffset)) return Bad("file header: CRC mismatch");
   const std::uint32_t version = GetFixed32(p + kHdrVersionOffset);
   if (version != kLayerFormatVersion) return Bad("file header: unknown version " + std::to_string(version));
   const std::uint32_t kind = GetFixed32(p + kHdrKindOffset);
@@ -142,7 +141,7 @@ std::string EncodeBlock(std::string_view payload, std::uint32_t record_count) {
   PutFixed32(&out[kBlkPayloadLenOffset], static_cast<std::uint32_t>(payload.size()));
   PutFixed32(&out[kBlkRecordCountOffset], record_count);
   out.append(payload);
-  PutFixed32(&out[kBlkCrcOffset], Crc32cExtend(0, out.data() + kBlkPayloadLenOffset,
+  PutFixed32(&out[kBlkCrcOffset], Crc32c(0, out.data() + kBlkPayloadLenOffset,
                                                out.size() - kBlkPayloadLenOffset));
   return out;
 }
@@ -160,7 +159,7 @@ Status DecodeBlockHeader(std::string_view bytes, std::uint32_t* payload_len, std
 
 Status CheckBlockCrc(std::string_view block) {
   if (block.size() < kBlockHeaderSize) return Bad("block: header cut short");
-  const std::uint32_t crc = Crc32cExtend(0, block.data() + kBlkPayloadLenOffset, block.size() - kBlkPayloadLenOffset);
+  const std::uint32_t crc = Crc32c(0, block.data() + kBlkPayloadLenOffset, block.size() - kBlkPayloadLenOffset);
   if (crc != GetFixed32(block.data() + kBlkCrcOffset)) return Bad("block: CRC mismatch");
   return Status::Ok();
 }
@@ -209,7 +208,7 @@ std::string EncodeFooter(const Footer& f) {
   PutFixed32(&out[kFtrIndexCrcOffset], f.index_crc);
   PutFixed32(&out[kFtrVersionOffset], kLayerFormatVersion);
   PutFixed64(&out[kFtrMagicOffset], kFooterMagic);
-  PutFixed32(&out[kFtrCrcOffset], Crc32cExtend(0, out.data(), kFtrCrcOffset));
+  PutFixed32(&out[kFtrCrcOffset], Crc32c(0, out.data(), kFtrCrcOffset));
   return out;
 }
 
@@ -217,7 +216,7 @@ Status DecodeFooter(std::string_view bytes, Footer* out) {
   if (bytes.size() != kFooterSize) return Bad("footer: " + std::to_string(bytes.size()) + " bytes, need 56");
   const char* p = bytes.data();
   if (GetFixed64(p + kFtrMagicOffset) != kFooterMagic) return Bad("footer: bad magic");
-  if (GetFixed32(p + kFtrCrcOffset) != Crc32cExtend(0, p, kFtrCrcOffset)) return Bad("footer: CRC mismatch");
+  if (GetFixed32(p + kFtrCrcOffset) != Crc32c(0, p, kFtrCrcOffset)) return Bad("footer: CRC mismatch");
   if (GetFixed32(p + kFtrVersionOffset) != kLayerFormatVersion) return Bad("footer: unknown version");
   if (GetFixed32(p + kFtrReservedOffset) != 0) return Bad("footer: reserved bytes not zero");
   Footer f;

@@ -4,7 +4,7 @@
 // for any change a reader of the old version would misread.
 //
 // All integers little-endian. Every byte that is read back is covered by a
-// CRC32C (logservice/src/storage/crc32c.h); readers check every length
+// CRC32C (rdma/include/strata/rdma/crc32c.h); readers check every length
 // against the limits below and against the bytes actually present before
 // using it, and report a damaged file as kCorruption with its path and the
 // offset of the damaged part. Nothing damaged is ever skipped.

@@ -1,11 +1,11 @@
 // Checked reads of layer files; see layer_reader.h.
 #include "layer_reader.h"
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver {
 
-using logservice::storage::Crc32c;
+using rdma::Crc32c;
 
 Result<std::shared_ptr<const LayerReader>> LayerReader::Open(logservice::FileSystem& fs, const std::string& path) {
   auto file = fs.OpenReadable(path);

@@ -2,14 +2,14 @@
 // final name; see layer_writer.h for the crash model.
 #include "layer_writer.h"
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver {
 
 using logservice::FileSystem;
 using logservice::OpenMode;
 using logservice::WritableFile;
-using logservice::storage::Crc32c;
+using rdma::Crc32c;
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "byte_codec.h"
+#include "message_header.h"
 
 namespace strata::logservice::repl {
 namespace {
@@ -61,21 +62,21 @@ void PutBody(Writer& w, const Frame& f) {
     case MsgType::kPromiseReq: w.U64(f.writer_id); break;
     case MsgType::kSealReq:
       w.U64(f.lsn);
-      w.U64(f.lsn2);
-      w.U32(f.u32a);
+      w.U64(f.commit_lsn);
+      w.U32(f.self_index);
       PutHistory(w, f.history);
       w.U32(static_cast<std::uint32_t>(f.peers.size()));
       for (const auto& p : f.peers) w.Str(p);
-      w.U64(f.lsn3);
+      w.U64(f.certify_lsn);
       w.U64(f.tail.valid() ? f.tail.data_end : 0);
       w.Bytes(f.tail.valid() ? std::string_view(f.tail.image) : std::string_view());
       break;
     case MsgType::kAppendReq:
       w.U64(f.lsn);
-      w.U64(f.lsn2);
+      w.U64(f.commit_lsn);
       w.Bytes(f.data);
-      w.U8(static_cast<std::uint8_t>(f.u32a));
-      if (f.u32a & wire::kAppendCarriesTail) {
+      w.U8(static_cast<std::uint8_t>(f.append_flags));
+      if (f.append_flags & wire::kAppendCarriesTail) {
         w.U64(f.tail.block_lsn);
         w.U64(f.tail.data_end);
         w.Bytes(f.tail.image);
@@ -83,35 +84,35 @@ void PutBody(Writer& w, const Frame& f) {
       break;
     case MsgType::kAppendResp:
       w.U64(f.lsn);
-      w.U64(f.lsn2);
+      w.U64(f.complete_lsn);
       w.U8(f.tail.valid() ? 1 : 0);
       if (f.tail.valid()) {
         w.U64(f.tail.block_lsn);
         w.U64(f.tail.data_end);
       }
       break;
-    case MsgType::kTailReq: w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
-    case MsgType::kTailResp: w.U64(f.lsn); w.U64(f.lsn2); w.U64(f.lsn3); break;
-    case MsgType::kReadReq: w.U64(f.lsn); w.U32(f.u32a); w.U64(f.lsn3); break;
+    case MsgType::kTailReq: w.U64(f.lsn); w.U64(f.data_end); w.Bytes(f.data); break;
+    case MsgType::kTailResp: w.U64(f.lsn); w.U64(f.data_end); w.U64(f.durable_lsn); break;
+    case MsgType::kReadReq: w.U64(f.lsn); w.U32(f.max_bytes); w.U64(f.seal_epoch); break;
     case MsgType::kReadResp:
       w.U64(f.lsn);
       w.U32(static_cast<std::uint32_t>(f.ranges.size()));
       for (const auto& r : f.ranges) { w.U64(r.start); w.U64(r.epoch); w.Bytes(r.bytes); }
       break;
     case MsgType::kCkptSetReq: w.U64(f.lsn); w.Bytes(f.data); break;
-    case MsgType::kCkptGetResp: w.U8(f.found); w.U64(f.lsn); w.U64(f.lsn2); w.Bytes(f.data); break;
-    case MsgType::kPagePutReq: w.U32(f.u32a); w.U32(f.u32b); w.U64(f.lsn); w.Bytes(f.data); break;
-    case MsgType::kPageGetReq: w.U32(f.u32a); w.U32(f.u32b); w.U64(f.lsn); break;
+    case MsgType::kCkptGetResp: w.U8(f.found); w.U64(f.lsn); w.U64(f.checkpoint_epoch); w.Bytes(f.data); break;
+    case MsgType::kPagePutReq: w.U32(f.space); w.U32(f.page); w.U64(f.lsn); w.Bytes(f.data); break;
+    case MsgType::kPageGetReq: w.U32(f.space); w.U32(f.page); w.U64(f.lsn); break;
     case MsgType::kPageGetResp: w.U8(f.found); w.U64(f.lsn); w.Bytes(f.data); break;
     case MsgType::kReleaseReq:
     case MsgType::kReleaseResp: w.U64(f.lsn); break;
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp: PutState(w, f.state); break;
-    case MsgType::kFollowReq: w.U64(f.lsn); w.U32(f.u32a); break;
+    case MsgType::kFollowReq: w.U64(f.lsn); w.U32(f.max_bytes); break;
     case MsgType::kFollowResp:
       w.U64(f.lsn);
-      w.U64(f.lsn2);
+      w.U64(f.released);
       w.U32(static_cast<std::uint32_t>(f.ranges.size()));
       for (const auto& r : f.ranges) { w.U64(r.start); w.U64(r.epoch); w.Bytes(r.bytes); }
       w.U64(f.tail.valid() ? f.tail.block_lsn : 0);
@@ -119,7 +120,7 @@ void PutBody(Writer& w, const Frame& f) {
       w.Bytes(f.tail.valid() ? std::string_view(f.tail.image) : std::string_view());
       break;
     case MsgType::kHintReq: w.U64(f.lsn); break;
-    case MsgType::kPinReq: w.U8(static_cast<std::uint8_t>(f.u32a)); w.Str(f.pins.empty() ? "" : f.pins[0].name); w.U64(f.lsn); break;
+    case MsgType::kPinReq: w.U8(static_cast<std::uint8_t>(f.pin_op)); w.Str(f.pins.empty() ? "" : f.pins[0].name); w.U64(f.lsn); break;
     case MsgType::kPinResp:
       w.U32(static_cast<std::uint32_t>(f.pins.size()));
       for (const auto& p : f.pins) { w.Str(p.name); w.U64(p.lsn); }
@@ -138,12 +139,13 @@ bool GetBody(Reader& r, Frame* f) {
     case MsgType::kPromiseReq: return r.U64(&f->writer_id);
     case MsgType::kSealReq: {
       std::uint32_t m;
-      if (!r.U64(&f->lsn) || !r.U64(&f->lsn2) || !r.U32(&f->u32a) || !GetHistory(r, &f->history) || !r.U32(&m) || m > wire::kMaxPeers)
+      if (!r.U64(&f->lsn) || !r.U64(&f->commit_lsn) || !r.U32(&f->self_index) || !GetHistory(r, &f->history) ||
+          !r.U32(&m) || m > wire::kMaxPeers)
         return false;
       f->peers.resize(m);
       for (auto& p : f->peers)
         if (!r.Str(&p, wire::kMaxAddress)) return false;
-      if (!r.U64(&f->lsn3) || !(f->u32a < m || m == 0)) return false;
+      if (!r.U64(&f->certify_lsn) || !(f->self_index < m || m == 0)) return false;
       // The recovered tail: none (data end 0, no image), or one whose data
       // end lies in its image, which starts at the seal LSN.
       if (!r.U64(&f->tail.data_end) || !r.Bytes(&f->tail.image, wire::kMaxTailImage)) return false;
@@ -154,11 +156,11 @@ bool GetBody(Reader& r, Frame* f) {
     }
     case MsgType::kAppendReq: {
       std::uint8_t flags = 0;
-      if (!(r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&
+      if (!(r.U64(&f->lsn) && r.U64(&f->commit_lsn) && r.Bytes(&f->data, wire::kMaxRedoChunk) && !f->data.empty() &&
             f->lsn + f->data.size() > f->lsn && r.U8(&flags) &&
             (flags & ~(wire::kAppendWantsWrittenAck | wire::kAppendCarriesTail)) == 0))
         return false;
-      f->u32a = flags;
+      f->append_flags = flags;
       if (!(flags & wire::kAppendCarriesTail)) return true;
       // The register of the block that starts where this redo ends, holding
       // data in its image: what a TailReq right after the append would carry.
@@ -170,17 +172,17 @@ bool GetBody(Reader& r, Frame* f) {
     }
     case MsgType::kAppendResp: {
       bool has_tail = false;
-      if (!r.U64(&f->lsn) || !r.U64(&f->lsn2) || !r.Bool(&has_tail)) return false;
+      if (!r.U64(&f->lsn) || !r.U64(&f->complete_lsn) || !r.Bool(&has_tail)) return false;
       if (!has_tail) return true;
       f->tail.epoch = f->epoch;
       return r.U64(&f->tail.block_lsn) && r.U64(&f->tail.data_end) && f->tail.data_end > f->tail.block_lsn;
     }
     case MsgType::kTailReq:
-      return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxTailImage) && f->lsn2 > f->lsn &&
-             f->lsn2 - f->lsn <= f->data.size();
-    case MsgType::kTailResp: return r.U64(&f->lsn) && r.U64(&f->lsn2) && r.U64(&f->lsn3);
+      return r.U64(&f->lsn) && r.U64(&f->data_end) && r.Bytes(&f->data, wire::kMaxTailImage) &&
+             f->data_end > f->lsn && f->data_end - f->lsn <= f->data.size();
+    case MsgType::kTailResp: return r.U64(&f->lsn) && r.U64(&f->data_end) && r.U64(&f->durable_lsn);
     case MsgType::kReadReq:
-      return r.U64(&f->lsn) && r.U32(&f->u32a) && r.U64(&f->lsn3) && f->u32a <= wire::kMaxReadBytes;
+      return r.U64(&f->lsn) && r.U32(&f->max_bytes) && r.U64(&f->seal_epoch) && f->max_bytes <= wire::kMaxReadBytes;
     case MsgType::kReadResp: {
       std::uint32_t n;
       if (!r.U64(&f->lsn) || !r.U32(&n) || n > wire::kMaxRanges) return false;
@@ -195,21 +197,21 @@ bool GetBody(Reader& r, Frame* f) {
     }
     case MsgType::kCkptSetReq: return r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxMetadata);
     case MsgType::kCkptGetResp:
-      return r.Bool(&f->found) && r.U64(&f->lsn) && r.U64(&f->lsn2) && r.Bytes(&f->data, wire::kMaxMetadata);
+      return r.Bool(&f->found) && r.U64(&f->lsn) && r.U64(&f->checkpoint_epoch) && r.Bytes(&f->data, wire::kMaxMetadata);
     case MsgType::kPagePutReq:
-      return r.U32(&f->u32a) && r.U32(&f->u32b) && r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxPageImage) &&
+      return r.U32(&f->space) && r.U32(&f->page) && r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxPageImage) &&
              !f->data.empty();
-    case MsgType::kPageGetReq: return r.U32(&f->u32a) && r.U32(&f->u32b) && r.U64(&f->lsn);
+    case MsgType::kPageGetReq: return r.U32(&f->space) && r.U32(&f->page) && r.U64(&f->lsn);
     case MsgType::kPageGetResp: return r.Bool(&f->found) && r.U64(&f->lsn) && r.Bytes(&f->data, wire::kMaxPageImage);
     case MsgType::kReleaseReq:
     case MsgType::kReleaseResp: return r.U64(&f->lsn);
     case MsgType::kPromiseResp:
     case MsgType::kSealResp:
     case MsgType::kStatusResp: return GetState(r, &f->state);
-    case MsgType::kFollowReq: return r.U64(&f->lsn) && r.U32(&f->u32a) && f->u32a <= wire::kMaxReadBytes;
+    case MsgType::kFollowReq: return r.U64(&f->lsn) && r.U32(&f->max_bytes) && f->max_bytes <= wire::kMaxReadBytes;
     case MsgType::kFollowResp: {
       std::uint32_t n;
-      if (!r.U64(&f->lsn) || !r.U64(&f->lsn2) || !r.U32(&n) || n > wire::kMaxRanges) return false;
+      if (!r.U64(&f->lsn) || !r.U64(&f->released) || !r.U32(&n) || n > wire::kMaxRanges) return false;
       f->ranges.resize(n);
       std::size_t total = 0;
       for (auto& x : f->ranges) {
@@ -231,7 +233,7 @@ bool GetBody(Reader& r, Frame* f) {
       f->pins.resize(1);
       if (!r.U8(&op) || op > wire::kLastPinOp || !r.Str(&f->pins[0].name, wire::kMaxPinName) || !r.U64(&f->lsn))
         return false;
-      f->u32a = op;
+      f->pin_op = static_cast<wire::PinOp>(op);
       f->pins[0].lsn = f->lsn;
       return op == static_cast<std::uint8_t>(wire::PinOp::kList) || !f->pins[0].name.empty();
     }
@@ -258,17 +260,9 @@ bool GetBody(Reader& r, Frame* f) {
 std::string Encode(const Frame& f) {
   Writer body;
   PutBody(body, f);
-  Writer w;
-  w.U32(wire::kMagic);
-  w.U8(wire::kWireVersion);
-  w.U8(static_cast<std::uint8_t>(f.type));
-  w.U16(static_cast<std::uint16_t>(f.code));
-  w.U64(f.request_id);
-  w.U64(f.epoch);
-  w.U32(static_cast<std::uint32_t>(body.out().size()));
-  w.U32(0);
-  w.out().append(body.out());
-  return std::move(w.out());
+  return header::Encode(wire::kProtocol,
+                        {static_cast<std::uint8_t>(f.type), static_cast<std::uint16_t>(f.code), f.request_id, f.epoch},
+                        body.out());
 }
 
 Status Decode(std::span<const std::byte> bytes, Frame* out) {
@@ -276,25 +270,13 @@ Status Decode(std::span<const std::byte> bytes, Frame* out) {
 }
 
 Status Decode(std::string_view in, Frame* out) {
-  if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("message shorter than its header");
-  const char* p = in.data();
-  if (LoadLe(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("bad magic");
-  if (LoadLe(p + wire::kVersionOffset, 1) != wire::kWireVersion)
-    return Status::InvalidArgument("unsupported protocol version " + std::to_string(LoadLe(p + wire::kVersionOffset, 1)));
-  const auto type = LoadLe(p + wire::kTypeOffset, 1);
-  if (type < wire::kFirstType || type > wire::kLastType)
-    return Status::InvalidArgument("unknown message type " + std::to_string(type));
-  const auto code = LoadLe(p + wire::kCodeOffset, 2);
-  if (code > wire::kLastReplyCode) return Status::InvalidArgument("unknown reply code " + std::to_string(code));
-  if (LoadLe(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
-  if (LoadLe(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
-    return Status::InvalidArgument("body length does not match the message size");
+  header::Fields h;
+  if (Status s = header::Decode(wire::kProtocol, in, &h); !s.ok()) return s;
   Frame f;
-  f.type = static_cast<wire::MsgType>(type);
-  if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
-  f.code = static_cast<wire::ReplyCode>(code);
-  f.request_id = LoadLe(p + wire::kRequestIdOffset, 8);
-  f.epoch = LoadLe(p + wire::kEpochOffset, 8);
+  f.type = static_cast<wire::MsgType>(h.type);
+  f.code = static_cast<wire::ReplyCode>(h.code);
+  f.request_id = h.request_id;
+  f.epoch = h.epoch;
   Reader r(in.substr(wire::kHeaderSize));
   if (!GetBody(r, &f))
     return Status::InvalidArgument(std::string("malformed ") + std::string(MsgTypeName(f.type)) + " body");

@@ -78,19 +78,33 @@ struct Pin {
   bool operator==(const Pin&) const = default;
 };
 
-// One message. Only the fields of its type are encoded (see wire.h).
+// One message. Only the fields of its type are encoded (see wire.h); each
+// field has one meaning, whatever position the wire gives it.
 struct Frame {
   wire::MsgType type = wire::MsgType::kStatusReq;
   wire::ReplyCode code = wire::ReplyCode::kOk;
   std::uint64_t request_id = 0;
   Epoch epoch = 0;
   std::string error;  // responses
-  std::uint64_t writer_id = 0;
-  Lsn lsn = 0;   // seal_lsn, start_lsn, block_lsn, from_lsn, ckpt/page lsn, durable (AppendResp/ReadResp)
-  Lsn lsn2 = 0;  // commit_lsn (Append, Seal), data_end, complete (AppendResp)
-  Lsn lsn3 = 0;  // durable (TailResp), seal_epoch (ReadReq), certify_lsn (SealReq)
-  std::uint32_t u32a = 0;  // self_index, max_bytes, space
-  std::uint32_t u32b = 0;  // page
+  std::uint64_t writer_id = 0;  // PromiseReq
+  // The message's first LSN: seal_lsn (SealReq), start_lsn (AppendReq),
+  // block_lsn (Tail*), from_lsn (ReadReq, FollowReq), the checkpoint's or
+  // page's LSN, durable_lsn (AppendResp, ReadResp), frontier (FollowResp),
+  // acked_lsn (HintReq), the release LSN (Release*), the pin's LSN (PinReq).
+  Lsn lsn = 0;
+  Lsn commit_lsn = 0;        // SealReq, AppendReq: the writer's quorum frontier
+  Lsn certify_lsn = 0;       // SealReq
+  std::uint32_t self_index = 0;  // SealReq: the receiver's index in peers
+  std::uint32_t append_flags = 0;  // AppendReq: wire::kAppend*
+  Lsn complete_lsn = 0;      // AppendResp
+  Lsn data_end = 0;          // TailReq, TailResp
+  Lsn durable_lsn = 0;       // TailResp
+  std::uint32_t max_bytes = 0;  // ReadReq, FollowReq
+  Epoch seal_epoch = 0;      // ReadReq: 0, or the epoch the node must be sealed at
+  Epoch checkpoint_epoch = 0;  // CkptGetResp
+  std::uint32_t space = 0, page = 0;  // PagePutReq, PageGetReq
+  Lsn released = 0;          // FollowResp
+  wire::PinOp pin_op = wire::PinOp::kList;  // PinReq
   bool found = false;
   std::string data;  // redo, tail image, metadata, page image
   std::vector<SealEntry> history;
@@ -103,7 +117,7 @@ struct Frame {
   // the header's). AppendResp: the register the node holds (no image);
   // invalid when the request carried none.
   TailImage tail;
-  // PinReq: name + op (u32a) + lsn; PinResp: the node's pins.
+  // PinReq: the pin's name (pins[0]); PinResp: the node's pins.
   std::vector<Pin> pins;
 };
 

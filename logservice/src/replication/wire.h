@@ -7,7 +7,8 @@
 // against the caps below, unknown types/versions are rejected, and a message
 // must be consumed exactly (no trailing bytes).
 //
-// Message = 32-byte header + body, little-endian:
+// Message = 32-byte header + body, little-endian (the header every log
+// service protocol shares, message_header.h, with the epoch):
 //
 //    0 u32 magic "SLRP"    4 u8 version (kWireVersion)    5 u8 type (MsgType)
 //    6 u16 code (ReplyCode; 0 in requests)
@@ -67,6 +68,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "message_header.h"
+
 namespace strata::logservice::wire {
 
 inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
@@ -81,21 +84,21 @@ inline constexpr std::uint32_t kMagic = 0x50524C53u;  // "SLRP" on the wire
 //    acknowledged frontier when no append carries it), PinReq/Resp (retention pins).
 inline constexpr std::uint8_t kWireVersion = 5;
 
-inline constexpr std::size_t kMagicOffset = 0;
-inline constexpr std::size_t kVersionOffset = 4;
-inline constexpr std::size_t kTypeOffset = 5;
-inline constexpr std::size_t kCodeOffset = 6;
-inline constexpr std::size_t kRequestIdOffset = 8;
-inline constexpr std::size_t kEpochOffset = 16;
-inline constexpr std::size_t kBodyLengthOffset = 24;
-inline constexpr std::size_t kReservedOffset = 28;
-inline constexpr std::size_t kHeaderSize = 32;
-static_assert(kReservedOffset + 4 == kHeaderSize);
-static_assert(kEpochOffset % 8 == 0 && kRequestIdOffset % 8 == 0);
+// The header (message_header.h, shared with the page service), with the epoch.
+using header::kCodeOffset;
+using header::kEpochOffset;
+using header::kMagicOffset;
+using header::kRequestIdOffset;
+using header::kTypeOffset;
+using header::kVersionOffset;
+inline constexpr std::size_t kHeaderSize = header::Size(/*with_epoch=*/true);
+inline constexpr std::size_t kBodyLengthOffset = header::BodyLengthOffset(true);
+inline constexpr std::size_t kReservedOffset = header::ReservedOffset(true);
+static_assert(kHeaderSize == 32 && kBodyLengthOffset == 24 && kReservedOffset == 28);
 
 // Caps (a decoder allocates nothing larger).
 inline constexpr std::size_t kMaxRedoChunk = 256u << 10;      // one AppendReq / one ReadResp range
-// AppendReq flags (Frame::u32a). Written replies serve
+// AppendReq flags (Frame::append_flags). Written replies serve
 // innodb_flush_log_at_trx_commit=2 only; under =1 they are a message per
 // append per node that nobody waits for.
 inline constexpr std::uint32_t kAppendWantsWrittenAck = 1;
@@ -142,7 +145,7 @@ inline constexpr std::uint8_t kLastPinOp = 2;
 inline constexpr std::uint8_t kFirstType = 1;
 inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kPinResp);
 static_assert(kLastType == 28);
-inline bool IsResponse(MsgType t) { return static_cast<std::uint8_t>(t) % 2 == 0; }
+inline bool IsResponse(MsgType t) { return header::IsResponseType(static_cast<std::uint8_t>(t)); }
 
 enum class ReplyCode : std::uint16_t {
   kOk = 0,
@@ -155,6 +158,10 @@ enum class ReplyCode : std::uint16_t {
   kWrongSeal = 7,    // ReadReq: the node is not sealed at the requested epoch
 };
 inline constexpr std::uint16_t kLastReplyCode = 7;
+
+inline bool KnownType(std::uint8_t t) { return t >= kFirstType && t <= kLastType; }
+inline constexpr header::Protocol kProtocol{"replication protocol", kMagic, kWireVersion, /*with_epoch=*/true, KnownType,
+                                            kLastReplyCode};
 
 // StatusResp counters, in wire order.
 // The stage clocks after kSeals (sums in nanoseconds, from the node's

@@ -260,7 +260,7 @@ struct Node::Impl {
       case MsgType::kAppendReq:
         if (HandleAppend(req, &rep) && (!CarriesTail(req) || WriteTail(w, req.tail, &rep))) {
           StageAppend(w, started);
-          if (req.u32a & wire::kAppendWantsWrittenAck) SendWrittenAck(w);
+          if (req.append_flags & wire::kAppendWantsWrittenAck) SendWrittenAck(w);
           std::lock_guard<std::mutex> l(q_mu);
           acks.push_back(std::move(w));
           ack_cv.notify_one();
@@ -383,13 +383,13 @@ struct Node::Impl {
     // After a lost log (kCertifyAfterNextSeal) only a seal that arrives
     // now says what its writer may have acknowledged.
     next.certify_lsn = next.seal_epoch == req.epoch && next.certify_lsn != kCertifyAfterNextSeal
-                           ? std::max(next.certify_lsn, req.lsn3)
-                           : req.lsn3;
+                           ? std::max(next.certify_lsn, req.certify_lsn)
+                           : req.certify_lsn;
     next.seal_epoch = req.epoch;
     next.seal_lsn = req.lsn;
     next.history = req.history;
     next.peers = req.peers;
-    next.self_index = req.u32a;
+    next.self_index = req.self_index;
     // The commit point (docs/design/logservice-seal-with-tail.md): the seal,
     // its cut and the recovered tail in one durable write, before the cut.
     // The register then holds the tail's bytes before the cut removes the
@@ -410,7 +410,7 @@ struct Node::Impl {
                       " tail_end=" + std::to_string(next.tail.valid() ? next.tail.data_end : 0));
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      commit_hint = std::max(commit_hint, req.lsn2);
+      commit_hint = std::max(commit_hint, req.commit_lsn);
       meta = next;
       if (new_seal) tail_written = next.tail;
     }
@@ -442,7 +442,7 @@ struct Node::Impl {
   }
 
   static bool CarriesTail(const Frame& f) {
-    return f.type == MsgType::kAppendReq && (f.u32a & wire::kAppendCarriesTail) != 0;
+    return f.type == MsgType::kAppendReq && (f.append_flags & wire::kAppendCarriesTail) != 0;
   }
   static bool HasTail(const Work& w) { return w.frame.type == MsgType::kTailReq || CarriesTail(w.frame); }
 
@@ -458,7 +458,7 @@ struct Node::Impl {
     bool gap = false;
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      commit_hint = std::max(commit_hint, req.lsn2);
+      commit_hint = std::max(commit_hint, req.commit_lsn);
       gap = req.lsn > log->frontier().complete_lsn;
     }
     if (gap) catchup_cv.notify_all();
@@ -466,7 +466,7 @@ struct Node::Impl {
   }
 
   // The first of an append's two replies, sent as soon as the bytes are in
-  // the node's log file (the OS holds them; no fdatasync yet): its lsn2 is
+  // the node's log file (the OS holds them; no fdatasync yet): its complete_lsn is
   // the gap-free written end, which the writer counts for
   // innodb_flush_log_at_trx_commit=2 ("survives a mysqld crash", as stock's 2
   // survives it through the OS page cache, not a host crash). Its lsn stays
@@ -480,7 +480,7 @@ struct Node::Impl {
       if (!CheckWriterLocked(w.frame, &rep, /*need_seal=*/true)) return;  // the sync reply refuses it
       const LogFrontier fr = log->frontier();
       rep.lsn = fr.durable_lsn;
-      rep.lsn2 = fr.complete_lsn;
+      rep.complete_lsn = fr.complete_lsn;
     }
     Send(w.conn, rep);
   }
@@ -500,7 +500,7 @@ struct Node::Impl {
   bool HandleTail(Work& w, Frame* rep) {
     const Frame& req = w.frame;
     if (!CheckWriter(req, rep, true)) return false;
-    return WriteTail(w, repl::TailImage{req.epoch, req.lsn, req.lsn2, req.data}, rep);
+    return WriteTail(w, repl::TailImage{req.epoch, req.lsn, req.data_end, req.data}, rep);
   }
 
   // The register t into the journal (HandleTail, or an AppendReq that
@@ -544,17 +544,17 @@ struct Node::Impl {
   // record and with its fence checked: publish the register (what status
   // replies report and recoveries count) and answer with the one we hold.
   void FinishTailLocked(const Work& w, const LogFrontier& fr, Frame* rep) {
-    PublishTailLocked(w, repl::TailImage{w.frame.epoch, w.frame.lsn, w.frame.lsn2, w.frame.data});
+    PublishTailLocked(w, repl::TailImage{w.frame.epoch, w.frame.lsn, w.frame.data_end, w.frame.data});
     rep->lsn = meta.tail.block_lsn;
-    rep->lsn2 = meta.tail.data_end;
-    rep->lsn3 = fr.durable_lsn;
+    rep->data_end = meta.tail.data_end;
+    rep->durable_lsn = fr.durable_lsn;
   }
   // The same for an AppendReq that carried the register: the AppendResp
   // reports the durable and complete ends and the register held.
   void FinishAppendWithTailLocked(const Work& w, const LogFrontier& fr, Frame* rep) {
     PublishTailLocked(w, w.frame.tail);
     rep->lsn = fr.durable_lsn;
-    rep->lsn2 = fr.complete_lsn;
+    rep->complete_lsn = fr.complete_lsn;
     rep->tail = repl::TailImage{meta.tail.epoch, meta.tail.block_lsn, meta.tail.data_end, {}};
   }
   void PublishTailLocked(const Work& w, repl::TailImage t) {
@@ -570,13 +570,13 @@ struct Node::Impl {
     Count(wire::NodeCounter::kReads);
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      if (req.lsn3 != 0 && meta.seal_epoch != req.lsn3) {
+      if (req.seal_epoch != 0 && meta.seal_epoch != req.seal_epoch) {
         rep->code = ReplyCode::kWrongSeal;
         rep->error = "node " + opt.node_id + " is sealed at epoch " + std::to_string(meta.seal_epoch);
         return;
       }
     }
-    auto r = log->Read(req.lsn, std::min<std::size_t>(req.u32a, wire::kMaxReadBytes));
+    auto r = log->Read(req.lsn, std::min<std::size_t>(req.max_bytes, wire::kMaxReadBytes));
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kCorruption) LogDamaged(r.status(), "read");
       return Fail(rep, r.status());
@@ -665,7 +665,7 @@ struct Node::Impl {
     const LogFrontier fr = log->frontier();
     const Lsn frontier = opt.testing_follow_to_durable ? fr.durable_lsn : std::min(fr.durable_lsn, hint);
     rep->lsn = frontier;
-    rep->lsn2 = fr.released_lsn;
+    rep->released = fr.released_lsn;
     if (req.lsn < fr.released_lsn) {
       rep->code = ReplyCode::kNotFound;
       rep->error = "LSN " + std::to_string(req.lsn) + " was released on node " + opt.node_id + " (released " +
@@ -674,7 +674,7 @@ struct Node::Impl {
     }
     Lsn at = req.lsn;
     if (at < frontier) {
-      const std::size_t want = std::min<std::uint64_t>({req.u32a, wire::kMaxReadBytes, frontier - at});
+      const std::size_t want = std::min<std::uint64_t>({req.max_bytes, wire::kMaxReadBytes, frontier - at});
       auto r = log->Read(at, want);
       if (!r.ok()) {
         if (r.status().code() == StatusCode::kCorruption) LogDamaged(r.status(), "follow");
@@ -712,7 +712,7 @@ struct Node::Impl {
   // move) or drop one by name; durable in node_meta before the reply. A pin
   // below the released LSN is refused: that redo is gone already.
   void HandlePin(const Frame& req, Frame* rep) {
-    const auto op = static_cast<wire::PinOp>(req.u32a);
+    const auto op = req.pin_op;
     if (op != wire::PinOp::kList) {
       std::lock_guard<std::mutex> ms(meta_save_mu);
       NodeMeta next;
@@ -762,7 +762,7 @@ struct Node::Impl {
     if (cur.ok()) {
       rep->found = true;
       rep->lsn = cur->checkpoint_lsn;
-      rep->lsn2 = cur->epoch;
+      rep->checkpoint_epoch = cur->epoch;
       rep->data = cur->metadata;
     } else if (!cur.status().is_not_found()) {
       Fail(rep, cur.status());
@@ -771,13 +771,13 @@ struct Node::Impl {
 
   void HandlePagePut(const Frame& req, Frame* rep) {
     if (!CheckWriter(req, rep, true)) return;
-    auto t = pages->PutPage(PageId{req.u32a, req.u32b}, req.lsn, req.data);
+    auto t = pages->PutPage(PageId{req.space, req.page}, req.lsn, req.data);
     Status s = t.ok() ? pages->SyncUpTo(*t) : t.status();
     if (!s.ok()) Fail(rep, s);
   }
 
   void HandlePageGet(const Frame& req, Frame* rep) {
-    auto v = pages->GetPage(PageId{req.u32a, req.u32b}, req.lsn);
+    auto v = pages->GetPage(PageId{req.space, req.page}, req.lsn);
     if (v.ok()) {
       rep->found = true;
       rep->lsn = v->lsn;
@@ -838,7 +838,7 @@ struct Node::Impl {
             FinishAppendWithTailLocked(w, fr, &rep);
           } else if (s.ok()) {
             rep.lsn = fr.durable_lsn;
-            rep.lsn2 = fr.complete_lsn;
+            rep.complete_lsn = fr.complete_lsn;
           }
           replies.push_back(std::move(rep));
         }
@@ -962,8 +962,8 @@ struct Node::Impl {
       Frame req;
       req.type = MsgType::kReadReq;
       req.lsn = fr.complete_lsn;
-      req.u32a = wire::kMaxReadBytes;
-      req.lsn3 = m.seal_epoch;
+      req.max_bytes = wire::kMaxReadBytes;
+      req.seal_epoch = m.seal_epoch;
       auto rep = peer->Call(req, std::chrono::milliseconds(2000));
       if (rep.ok() && rep->code == ReplyCode::kNotFound) {
         // The peer released the log below our gap-free end: we are empty, or
@@ -1036,14 +1036,14 @@ struct Node::Impl {
     // on the cluster must not lose its redo on the node rebuilt from it.
     Frame pq;
     pq.type = MsgType::kPinReq;
-    pq.u32a = static_cast<std::uint32_t>(wire::PinOp::kList);
+    pq.pin_op = wire::PinOp::kList;
     pq.pins = {repl::Pin{}};
     auto pins = peer.Call(pq, timeout);
     if (!pins.ok() || pins->code != ReplyCode::kOk) return false;
     if (!AdoptPins(pins->pins)) return false;
     auto mine = ckpt->Read();
     Status s = mine.ok() || mine.status().is_not_found() ? Status::Ok() : mine.status();
-    if (s.ok() && (!mine.ok() || mine->checkpoint_lsn < cp->lsn)) s = ckpt->Write(Checkpoint{cp->lsn, cp->lsn2, cp->data});
+    if (s.ok() && (!mine.ok() || mine->checkpoint_lsn < cp->lsn)) s = ckpt->Write(Checkpoint{cp->lsn, cp->checkpoint_epoch, cp->data});
     if (s.ok()) {
       std::lock_guard<std::mutex> sl(seal_mu);
       {

@@ -7,9 +7,11 @@
 #include <cstdio>
 
 #include "coding.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::logservice::storage {
+
+using rdma::Crc32c;
 
 std::string SegmentFileName(std::uint64_t sequence) {
   char name[32];
@@ -40,7 +42,7 @@ std::string EncodeSegmentHeader(const SegmentHeader& header) {
   PutFixed64(&out[kSegSequenceOffset], header.sequence);
   PutFixed64(&out[kSegBaseLsnOffset], header.base_lsn);
   PutFixed32(&out[kSegReservedOffset], 0);
-  PutFixed32(&out[kSegCrcOffset], Crc32cExtend(0, out.data(), kSegCrcOffset));
+  PutFixed32(&out[kSegCrcOffset], Crc32c(0, out.data(), kSegCrcOffset));
   return out;
 }
 
@@ -48,7 +50,7 @@ Status DecodeSegmentHeader(std::string_view bytes, SegmentHeader* out) {
   if (bytes.size() < kSegmentHeaderSize)
     return Status::Corruption("segment header: only " + std::to_string(bytes.size()) + " bytes");
   const char* p = bytes.data();
-  if (GetFixed32(p + kSegCrcOffset) != Crc32cExtend(0, p, kSegCrcOffset))
+  if (GetFixed32(p + kSegCrcOffset) != Crc32c(0, p, kSegCrcOffset))
     return Status::Corruption("segment header: CRC mismatch");
   if (GetFixed64(p + kSegMagicOffset) != kSegmentMagic) return Status::Corruption("segment header: bad magic");
   std::uint32_t version = GetFixed32(p + kSegVersionOffset);
@@ -112,8 +114,8 @@ void EncodeRecord(const RecordHeader& h, std::string_view payload, std::string* 
   PutFixed64(p + kRecStartLsnOffset, h.start_lsn);
   PutFixed64(p + kRecEndLsnOffset, h.end_lsn);
   PutFixed64(p + kRecEpochOffset, h.epoch);
-  std::uint32_t crc = Crc32cExtend(0, p + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
-  crc = Crc32cExtend(crc, payload.data(), payload.size());
+  std::uint32_t crc = Crc32c(0, p + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
+  crc = Crc32c(crc, payload.data(), payload.size());
   PutFixed32(p + kRecCrcOffset, crc);
   dst->append(payload);
 }
@@ -139,8 +141,8 @@ ParseResult ParseRecord(std::string_view bytes, RecordHeader* h, std::string_vie
     return ParseResult::kIncomplete;
   }
   std::string_view body(p + kRecordHeaderSize, h->payload_len);
-  std::uint32_t crc = Crc32cExtend(0, p + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
-  crc = Crc32cExtend(crc, body.data(), body.size());
+  std::uint32_t crc = Crc32c(0, p + kRecTypeOffset, kRecordHeaderSize - kRecTypeOffset);
+  crc = Crc32c(crc, body.data(), body.size());
   if (crc != GetFixed32(p + kRecCrcOffset)) {
     *why = "record CRC mismatch";
     return ParseResult::kBad;
@@ -197,8 +199,8 @@ std::string EncodeDurableFile(DurableFileKind kind, std::string_view payload) {
   PutFixed32(&out[kDfVersionOffset], kFormatVersion);
   PutFixed32(&out[kDfKindOffset], static_cast<std::uint32_t>(kind));
   PutFixed32(&out[kDfPayloadLenOffset], static_cast<std::uint32_t>(payload.size()));
-  std::uint32_t crc = Crc32cExtend(0, out.data(), kDfCrcOffset);
-  crc = Crc32cExtend(crc, payload.data(), payload.size());
+  std::uint32_t crc = Crc32c(0, out.data(), kDfCrcOffset);
+  crc = Crc32c(crc, payload.data(), payload.size());
   PutFixed32(&out[kDfCrcOffset], crc);
   out.append(payload);
   return out;
@@ -212,8 +214,8 @@ Status DecodeDurableFile(std::string_view bytes, DurableFileKind kind, std::stri
   if (len > kMaxDurableFilePayload || bytes.size() != kDurableFileHeaderSize + len)
     return Status::Corruption("durable file: payload length " + std::to_string(len) + " does not match file size " +
                               std::to_string(bytes.size()));
-  std::uint32_t crc = Crc32cExtend(0, p, kDfCrcOffset);
-  crc = Crc32cExtend(crc, p + kDurableFileHeaderSize, len);
+  std::uint32_t crc = Crc32c(0, p, kDfCrcOffset);
+  crc = Crc32c(crc, p + kDurableFileHeaderSize, len);
   if (crc != GetFixed32(p + kDfCrcOffset)) return Status::Corruption("durable file: CRC mismatch");
   if (GetFixed32(p + kDfMagicOffset) != kDurableFileMagic) return Status::Corruption("durable file: bad magic");
   std::uint32_t version = GetFixed32(p + kDfVersionOffset);

@@ -31,11 +31,6 @@ Status Status::FromErrno(std::string_view call, std::string_view path, int err) 
   return IoError(std::move(m));
 }
 
-std::string Status::ToString() const {
-  if (ok()) return "OK";
-  return std::string(StatusCodeName(code_)) + ": " + message_;
-}
-
 std::string_view LogLevelName(LogLevel level) {
   switch (level) {
     case LogLevel::kInfo: return "INFO";

@@ -121,29 +121,10 @@ TEST(PageServerDaemon, FollowsServesAndReportsItsLsnsAndPins) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   std::string nodes;
   for (const auto& a : c.addresses()) nodes += (nodes.empty() ? "" : ",") + a;
-  const std::string dir = c.root() + "/ps1", port_file = c.root() + "/ps1.port", log = c.root() + "/ps1.log";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    dup2(fd, 2);
-    const std::string args[] = {"--name=ps-daemon", "--data_dir=" + dir, "--log_nodes=" + nodes,
-                                "--cluster_id=" + c.cluster_id(), "--secret_file=" + c.secret_file(),
-                                "--port_file=" + port_file, "--freeze_interval_ms=50", "--helper=fake"};
-    std::vector<char*> argv = {const_cast<char*>(PAGESERVERD_PATH)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(PAGESERVERD_PATH, argv.data());
-    _exit(127);
-  }
+  const std::string dir = c.root() + "/ps1", log = c.root() + "/ps1.log";
+  const auto [pid, address] = SpawnDaemon(c, nodes, dir, log);
   ASSERT_GT(pid, 0);
-  std::string port;
-  for (int i = 0; i < 200 && port.empty(); ++i) {
-    std::this_thread::sleep_for(milliseconds(50));
-    port = ReadFile(port_file);
-  }
-  ASSERT_FALSE(port.empty()) << ReadFile(log);
-  while (!port.empty() && (port.back() == '\n')) port.pop_back();
-  const std::string address = "tcp://127.0.0.1:" + port;
+  ASSERT_FALSE(address.empty()) << ReadFile(log);
 
   // The writer: a space, and writes to page 2.
   FakeRedoHelper h(4096);

@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "helper/helper_protocol.h"
 #include "helper/innodb_page.h"
 #include "replication/byte_codec.h"
@@ -28,7 +28,7 @@ namespace {
 using namespace strata::pageserver::helper;
 using strata::logservice::repl::ByteReader;
 using strata::logservice::repl::ByteWriter;
-using strata::logservice::storage::Crc32c;
+using strata::rdma::Crc32c;
 
 bool ReadExact(char* p, std::size_t n) {
   while (n > 0) {

@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "coding.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "format.h"
 #include "test_support.h"
 
 namespace strata::pageserver::format {
 namespace {
 
-using logservice::storage::Crc32cExtend;
+using rdma::Crc32c;
+
 using logservice::storage::PutFixed32;
 using logservice::storage::PutFixed64;
 
@@ -38,7 +39,7 @@ TEST(PageServerFormat, HeaderRoundTripAndRefusals) {
   EXPECT_TRUE(DecodeFileHeader(b.substr(0, 63), &out).is_data_loss());
   // Shape checks behind a valid CRC.
   auto resealed = [](std::string x) {
-    PutFixed32(&x[kHdrCrcOffset], Crc32cExtend(0, x.data(), kHdrCrcOffset));
+    PutFixed32(&x[kHdrCrcOffset], Crc32c(0, x.data(), kHdrCrcOffset));
     return x;
   };
   std::string bad = b;

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver::helper {
 namespace {
@@ -54,7 +54,7 @@ TEST(HelperProtocol, BadHeadersAreRefusedWithAReason) {
 // The helper answers HELLO with its CRC-32C of "123456789"; the page server
 // compares it with this constant, so the two ends' CRCs are proven equal.
 TEST(HelperProtocol, CheckValueIsThePageServersCrc32c) {
-  EXPECT_EQ(logservice::storage::Crc32c("123456789"), kCrcCheckValue);
+  EXPECT_EQ(rdma::Crc32c("123456789"), kCrcCheckValue);
 }
 
 }  // namespace

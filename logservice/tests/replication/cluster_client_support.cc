@@ -100,7 +100,7 @@ std::string NodeProbe::ReadFrom(int i, std::uint64_t from, std::uint64_t to) {
     repl::Frame q;
     q.type = wire::MsgType::kReadReq;
     q.lsn = from + out.size();
-    q.u32a = static_cast<std::uint32_t>(std::min<std::uint64_t>(wire::kMaxReadBytes, to - q.lsn));
+    q.max_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(wire::kMaxReadBytes, to - q.lsn));
     auto r = Call(i, q);
     if (!r || r->code != wire::ReplyCode::kOk || r->ranges.empty()) break;
     for (const auto& range : r->ranges) {

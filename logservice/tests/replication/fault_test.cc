@@ -102,7 +102,7 @@ TEST(NodeProtocol, MalformedMessageClosesThatConnectionWithALoggedReason) {
   for (int i = 0; i < 300 && !closed; ++i) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_TRUE(closed.load());
   EXPECT_NE(c.Log(0).find("event=bad_message"), std::string::npos) << c.Log(0);
-  EXPECT_NE(c.Log(0).find("unsupported protocol version 9"), std::string::npos) << c.Log(0);
+  EXPECT_NE(c.Log(0).find("unsupported replication protocol version 9"), std::string::npos) << c.Log(0);
   // The node still serves well-formed peers, and nothing was stored.
   auto ch = Channel(**t, c.address(0));
   ASSERT_TRUE(ch);

@@ -259,11 +259,11 @@ TEST(Fencing, PromiseWaitsForBytesAcknowledgedAsWrittenAndCountsThem) {
   Frame append = Request(MsgType::kAppendReq, 1);
   append.lsn = 0;
   append.data = testing::RedoBytes(0, 512);
-  append.u32a = wire::kAppendWantsWrittenAck;  // as a writer under innodb_flush_log_at_trx_commit=2
+  append.append_flags = wire::kAppendWantsWrittenAck;  // as a writer under innodb_flush_log_at_trx_commit=2
   auto written = (*a)->Call(append, kBound);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   ASSERT_EQ(written->code, ReplyCode::kOk) << written->error;
-  EXPECT_EQ(written->lsn2, 512u) << "the first reply says the bytes are written";
+  EXPECT_EQ(written->complete_lsn, 512u) << "the first reply says the bytes are written";
   EXPECT_EQ(written->lsn, 0u) << "and not yet durable";
   ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound)) << "the append never reached the group commit";
 
@@ -311,10 +311,10 @@ TEST(Fencing, PromiseWaitsForBytesAcknowledgedAsWrittenAndCountsThem) {
   // Every reply path carries the node's promised epoch in its header.
   Frame tail = Request(MsgType::kTailReq, 1);
   tail.lsn = 0;
-  tail.lsn2 = 10;
+  tail.data_end = 10;
   tail.data = std::string(512, 't');
   Frame read = Request(MsgType::kReadReq, 0);
-  read.u32a = 4096;
+  read.max_bytes = 4096;
   Frame ckpt = Request(MsgType::kCkptSetReq, 1);
   ckpt.lsn = 1;
   Frame page = Request(MsgType::kPagePutReq, 1);
@@ -351,7 +351,7 @@ TEST(Fencing, ATailIsAcknowledgedAndReportedOnlyAfterItsGroupCommit) {
   nodes.fs(0).Arm();
   Frame tail = Request(MsgType::kTailReq, 1);
   tail.lsn = 0;
-  tail.lsn2 = 100;
+  tail.data_end = 100;
   tail.data = testing::RedoBytes(0, 512);
   auto put = std::async(std::launch::async, [&] { return (*a)->Call(tail, kBound); });
   ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound)) << "the tail never reached the group commit";
@@ -363,7 +363,7 @@ TEST(Fencing, ATailIsAcknowledgedAndReportedOnlyAfterItsGroupCommit) {
   ASSERT_TRUE(done.ok()) << done.status().ToString();
   ASSERT_EQ(done->code, ReplyCode::kOk) << done->error;
   EXPECT_EQ(done->lsn, 0u);
-  EXPECT_EQ(done->lsn2, 100u);
+  EXPECT_EQ(done->data_end, 100u);
   const repl::NodeState st = nodes.node(0).State();
   EXPECT_EQ(st.tail.data_end, 100u);
   EXPECT_EQ(st.tail.image, tail.data);
@@ -403,11 +403,11 @@ TEST(Acks, TheWrittenReplyComesOnlyWhenTheAppendAsksForIt) {
   Frame asks = Request(MsgType::kAppendReq, 1);
   asks.lsn = 512;
   asks.data = testing::RedoBytes(512, 512);
-  asks.u32a = wire::kAppendWantsWrittenAck;
+  asks.append_flags = wire::kAppendWantsWrittenAck;
   auto written = (*a)->Call(asks, kBound);  // returns while the fdatasync is held
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   ASSERT_EQ(written->code, ReplyCode::kOk) << written->error;
-  EXPECT_EQ(written->lsn2, 1024u) << "written";
+  EXPECT_EQ(written->complete_lsn, 1024u) << "written";
   EXPECT_EQ(written->lsn, 512u) << "not yet durable";
   ASSERT_TRUE(nodes.fs(0).WaitHeld(kBound));
   nodes.fs(0).Release();
@@ -572,9 +572,9 @@ class FakeNode {
           r.state = state_;
           break;
         case MsgType::kTailReq:
-          state_.tail = repl::TailImage{req.epoch, req.lsn, req.lsn2, req.data};
+          state_.tail = repl::TailImage{req.epoch, req.lsn, req.data_end, req.data};
           r.lsn = req.lsn;
-          r.lsn2 = req.lsn2;
+          r.data_end = req.data_end;
           if (drop_tail_replies_) return;
           break;
         default: break;
@@ -613,7 +613,7 @@ TEST(Fencing, ClientTreatsAnyReplyWithANewerEpochAsFencedNotAsAnAck) {
   const auto newer_ok_ack = [](const Frame& req, const repl::NodeState&) -> std::optional<Frame> {
     Frame r;
     r.epoch = req.epoch + 1;  // "I have promised epoch 2" ... and still OK
-    r.lsn = r.lsn2 = req.lsn + req.data.size();
+    r.lsn = r.complete_lsn = req.lsn + req.data.size();
     return r;
   };
   const auto silent = [](const Frame&, const repl::NodeState&) -> std::optional<Frame> { return std::nullopt; };
@@ -653,7 +653,7 @@ TEST(Acks, ADroppedTailAckIsRecoveredFromTheNodesState) {
       [durable](const Frame& req, const repl::NodeState&) -> std::optional<Frame> {
         *durable = req.lsn + req.data.size();
         Frame r;
-        r.lsn = r.lsn2 = durable->load();
+        r.lsn = r.complete_lsn = durable->load();
         return r;
       },
       [durable](const Frame&, const repl::NodeState& s) -> std::optional<Frame> {

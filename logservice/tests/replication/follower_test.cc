@@ -50,6 +50,21 @@ std::unique_ptr<LogFollower> OpenFollower(InProcessCluster& c, std::vector<int> 
   return f.ok() ? std::move(*f) : nullptr;
 }
 
+// A started three-node cluster (TCP, seeded) with a writer and a follower
+// of all its nodes: what most tests here begin with.
+struct WriterAndFollower {
+  explicit WriterAndFollower(std::uint64_t seed) : c(3, TestTransport::kTcp, seed) {}
+  bool Start() {
+    if (!c.StartAll()) return false;
+    w = OpenWriter(c);
+    f = OpenFollower(c);
+    return w && f;
+  }
+  InProcessCluster c;
+  std::unique_ptr<LogClient> w;
+  std::unique_ptr<LogFollower> f;
+};
+
 void AppendDurable(LogClient& w, const std::string& bytes) {
   const auto at = w.stream_end();
   ASSERT_TRUE(w.Append(at, bytes).ok());
@@ -79,12 +94,9 @@ std::string FollowTo(LogFollower& f, std::uint64_t from, std::uint64_t to, std::
 }
 
 TEST(Follower, SeesExactlyTheAcknowledgedRedo) {
-  InProcessCluster c(3, TestTransport::kTcp, 1);
-  ASSERT_TRUE(c.StartAll());
-  auto w = OpenWriter(c);
-  ASSERT_TRUE(w);
-  auto f = OpenFollower(c);
-  ASSERT_TRUE(f);
+  WriterAndFollower s(1);
+  ASSERT_TRUE(s.Start());
+  auto& [c, w, f] = s;
   // Nothing yet: an empty batch after the wait, not an error.
   auto empty = f->Follow(0, 1 << 20, milliseconds(50));
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
@@ -155,12 +167,9 @@ TEST(Follower, NeverSeesUnacknowledgedBytesAcrossAWriterChange) {
 }
 
 TEST(Follower, TheAcknowledgedPartialBlockComesAsATail) {
-  InProcessCluster c(3, TestTransport::kTcp, 3);
-  ASSERT_TRUE(c.StartAll());
-  auto w = OpenWriter(c);
-  ASSERT_TRUE(w);
-  auto f = OpenFollower(c);
-  ASSERT_TRUE(f);
+  WriterAndFollower s(3);
+  ASSERT_TRUE(s.Start());
+  auto& [c, w, f] = s;
   AppendDurable(*w, Bytes(0, 4 * kBlock));
   const std::uint64_t at = w->stream_end();
   std::string image = Bytes(at, 100);
@@ -189,12 +198,9 @@ std::uint64_t MaxReleased(InProcessCluster& c) {
 // The pin holds the release: without it, the same release cuts what the
 // follower still has to read (the second half proves the first can fail).
 TEST(Pins, APinHoldsAReleaseThatWouldCutWhatTheFollowerNeeds) {
-  InProcessCluster c(3, TestTransport::kTcp, 4);
-  ASSERT_TRUE(c.StartAll());
-  auto w = OpenWriter(c);
-  ASSERT_TRUE(w);
-  auto f = OpenFollower(c);
-  ASSERT_TRUE(f);
+  WriterAndFollower s(4);
+  ASSERT_TRUE(s.Start());
+  auto& [c, w, f] = s;
   AppendDurable(*w, Bytes(0, 64 * kBlock));
   const std::uint64_t end = w->stream_end(), pin = 8 * kBlock, ckpt = 48 * kBlock;
   ASSERT_TRUE(f->SetPin("pageserver-1", pin).ok());
@@ -241,12 +247,9 @@ TEST(Pins, APinHoldsAReleaseThatWouldCutWhatTheFollowerNeeds) {
 // A node that lost its disk rebuilds from a peer's released start: it takes
 // the peer's pins with its checkpoint, and so keeps refusing the release.
 TEST(Pins, ANodeRebuiltFromAPeerTakesItsPins) {
-  InProcessCluster c(3, TestTransport::kTcp, 5);
-  ASSERT_TRUE(c.StartAll());
-  auto w = OpenWriter(c);
-  ASSERT_TRUE(w);
-  auto f = OpenFollower(c);
-  ASSERT_TRUE(f);
+  WriterAndFollower s(5);
+  ASSERT_TRUE(s.Start());
+  auto& [c, w, f] = s;
   AppendDurable(*w, Bytes(0, 64 * kBlock));
   const std::uint64_t pin = 16 * kBlock, ckpt = 48 * kBlock;
   ASSERT_TRUE(f->SetPin("ps", pin).ok());

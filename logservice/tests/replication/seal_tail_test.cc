@@ -108,7 +108,7 @@ class SealTail : public ::testing::Test {
   void PutTail(Epoch epoch, Lsn block, Lsn end) {
     Frame t = Request(MsgType::kTailReq, epoch);
     t.lsn = block;
-    t.lsn2 = end;
+    t.data_end = end;
     t.data = Bytes(block, 512);
     auto r = Call(t);
     ASSERT_TRUE(r.ok() && r->code == ReplyCode::kOk);
@@ -138,7 +138,7 @@ class SealTail : public ::testing::Test {
       EXPECT_GE(st.durable, kTailEnd) << when;
       Frame rd = Request(MsgType::kReadReq, 0);
       rd.lsn = kBlock;
-      rd.u32a = 4096;
+      rd.max_bytes = 4096;
       auto r = Call(rd);
       ASSERT_TRUE(r.ok() && r->code == ReplyCode::kOk && !r->ranges.empty()) << when;
       EXPECT_EQ(r->ranges[0].bytes.substr(0, kTailEnd - kBlock), Bytes(kBlock, kTailEnd - kBlock)) << when;

@@ -89,7 +89,7 @@ repl::Frame Append(std::size_t redo) {
   f.type = wire::MsgType::kAppendReq;
   f.epoch = 3;
   f.lsn = 1 << 20;
-  f.lsn2 = 1 << 19;
+  f.commit_lsn = 1 << 19;
   f.data.assign(redo, 'r');
   for (std::size_t i = 0; i < redo; ++i) f.data[i] = static_cast<char>(i * 31 + 7);
   return f;
@@ -114,8 +114,8 @@ TEST_P(SendPathTest, SmallMessagesTakeSendLargerOnesArriveThroughTheBulkRing) {
   ack.lsn = 77;
   repl::Frame page;
   page.type = wire::MsgType::kPagePutReq;
-  page.u32a = 5;
-  page.u32b = 7;
+  page.space = 5;
+  page.page = 7;
   page.lsn = 100;
   page.data.assign(16384, 'p');
   const std::vector<repl::Frame> frames = {ack, Append(100), page, Append(repl::kReceiveSlotBytes), Append(128 << 10),

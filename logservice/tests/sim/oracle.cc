@@ -240,7 +240,7 @@ void Oracle::OnSend(int from, int /*to*/, std::uint64_t link, std::string_view p
     repl::Frame f;
     if (!repl::Decode(p, &f).ok()) return;
     if (type == wire::MsgType::kReadReq) {
-      read_seal_[{link, f.request_id}] = f.lsn3;
+      read_seal_[{link, f.request_id}] = f.seal_epoch;
       return;
     }
     auto git = gen_of_process_.find(from);

@@ -3,12 +3,32 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
+#include <utility>
 
 #include "codec.h"
 #include "send_path.h"
 #include "strata/rdma/endpoint.h"
 
 namespace strata::logservice::sim {
+namespace {
+
+// A trace line's "lsn/a/b": the two LSNs that go with the message's own,
+// for the types whose trace shows them.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> TracedLsns(const repl::Frame& f) {
+  using wire::MsgType;
+  switch (f.type) {
+    case MsgType::kSealReq: return std::pair{f.commit_lsn, f.certify_lsn};
+    case MsgType::kAppendReq: return std::pair{f.commit_lsn, std::uint64_t{0}};
+    case MsgType::kAppendResp: return std::pair{f.complete_lsn, std::uint64_t{0}};
+    case MsgType::kTailReq: return std::pair{f.data_end, std::uint64_t{0}};
+    case MsgType::kTailResp: return std::pair{f.data_end, f.durable_lsn};
+    case MsgType::kReadReq: return std::pair{std::uint64_t{0}, f.seal_epoch};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
 
 class SimConnection;
 
@@ -66,10 +86,9 @@ class SimConnection final : public rdma::Connection {
       if (repl::Decode(bytes, &f).ok()) {
         what += " e" + std::to_string(f.epoch);
         if (f.code != wire::ReplyCode::kOk) what += " " + std::string(repl::ReplyCodeName(f.code));
-        if (f.type == wire::MsgType::kTailReq || f.type == wire::MsgType::kTailResp || f.type == wire::MsgType::kAppendReq ||
-            f.type == wire::MsgType::kAppendResp || f.type == wire::MsgType::kSealReq || f.type == wire::MsgType::kReadReq)
-          what += " " + std::to_string(f.lsn) + "/" + std::to_string(f.lsn2) + "/" + std::to_string(f.lsn3) + " +" +
-                  std::to_string(f.data.size());
+        if (const auto more = TracedLsns(f))
+          what += " " + std::to_string(f.lsn) + "/" + std::to_string(more->first) + "/" + std::to_string(more->second) +
+                  " +" + std::to_string(f.data.size());
       }
       s.Trace("send " + s.ProcessName(from) + " -> " + s.ProcessName(to) + " link " + std::to_string(l->id) + " " + what);
     }

@@ -19,7 +19,7 @@
 #include <random>
 #include <thread>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::rdma {
 namespace {

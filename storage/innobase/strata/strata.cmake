@@ -91,8 +91,10 @@ LIST(APPEND INNOBASE_SOURCES
   strata/pfs_nodes.cc
   strata/redo.cc
 )
+# logservice/include for the clients' headers; rdma/include for the
+# header-only status type they build on (strata/rdma/basic_status.h).
 SET_SOURCE_FILES_PROPERTIES(strata/backend_logservice.cc strata/page_service_client.cc PROPERTIES
-  INCLUDE_DIRECTORIES ${STRATA_REPO_ROOT}/logservice/include)
+  INCLUDE_DIRECTORIES "${STRATA_REPO_ROOT}/logservice/include;${STRATA_REPO_ROOT}/rdma/include")
 # The page-apply helper speaks the page server's pipe protocol (a header of
 # the log service tree, standard library only).
 SET_SOURCE_FILES_PROPERTIES(strata/page_apply.cc PROPERTIES

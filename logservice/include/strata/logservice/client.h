@@ -41,6 +41,8 @@
 #include <utility>
 #include <vector>
 
+#include "strata/rdma/basic_status.h"
+
 namespace strata::logservice {
 class Runtime;  // strata/logservice/runtime.h
 class Network;  // strata/logservice/network.h
@@ -62,36 +64,18 @@ enum class Code {
   kFailed,           // a node reported an error (message has it)
 };
 
-class [[nodiscard]] ClientStatus {
- public:
-  ClientStatus() = default;
-  ClientStatus(Code code, std::string message) : code_(code), message_(std::move(message)) {}
-  bool ok() const { return code_ == Code::kOk; }
-  Code code() const { return code_; }
-  const std::string& message() const { return message_; }
-  std::string ToString() const;
-  void IgnoreError() const {}
+// The client's status and result: rdma's BasicStatus and BasicResult (the
+// one implementation of errors as values, strata/rdma/basic_status.h) with
+// the client's codes above, the only ones InnoDB has to map.
+std::string_view StatusCodeName(Code code);
 
- private:
-  Code code_ = Code::kOk;
-  std::string message_;
+class [[nodiscard]] ClientStatus : public rdma::BasicStatus<Code> {
+ public:
+  using BasicStatus::BasicStatus;
 };
 
 template <typename T>
-class [[nodiscard]] ClientResult {
- public:
-  ClientResult(T v) : value_(std::move(v)) {}                    // NOLINT
-  ClientResult(ClientStatus s) : status_(std::move(s)) {}        // NOLINT
-  bool ok() const { return value_.has_value(); }
-  const ClientStatus& status() const { return status_; }
-  T& value() { return *value_; }
-  T* operator->() { return &*value_; }
-  T& operator*() { return *value_; }
-
- private:
-  std::optional<T> value_;
-  ClientStatus status_;
-};
+using ClientResult = rdma::BasicResult<T, ClientStatus>;
 
 enum class TransportKind { kAuto, kRdma, kTcp };
 enum class OpenMode { kWriter, kReadOnly };

@@ -10,14 +10,17 @@
 //   kNeedsRecovery    an earlier fsync/write failed, so the instance can no
 //                     longer tell what is on disk; close it and Open() again
 //                     (recovery re-reads the disk and trusts only checksums).
-// Messages name the failing system call and path.
+// Messages name the failing system call and path. The type itself is
+// rdma's BasicStatus (strata/rdma/basic_status.h, the one implementation of
+// errors as values); this header holds the storage codes and what a caller
+// may do with them.
 #pragma once
 
-#include <cassert>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "strata/rdma/basic_status.h"
 
 namespace strata::logservice {
 
@@ -35,10 +38,9 @@ enum class StatusCode {
 
 std::string_view StatusCodeName(StatusCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] Status : public rdma::BasicStatus<StatusCode> {
  public:
-  Status() = default;  // OK
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  using BasicStatus::BasicStatus;
 
   static Status Ok() { return Status(); }
   static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
@@ -53,43 +55,14 @@ class [[nodiscard]] Status {
   // ENOENT to kNotFound, everything else to kIoError.
   static Status FromErrno(std::string_view call, std::string_view path, int err);
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
-  bool retryable() const { return code_ == StatusCode::kNoSpace; }
-  bool is_data_loss() const { return code_ == StatusCode::kCorruption; }
-  bool is_not_found() const { return code_ == StatusCode::kNotFound; }
-  std::string ToString() const;
-
-  // Explicitly discard a status where ignoring it is the documented intent.
-  void IgnoreError() const {}
-
- private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  bool retryable() const { return code() == StatusCode::kNoSpace; }
+  bool is_data_loss() const { return code() == StatusCode::kCorruption; }
+  bool is_not_found() const { return code() == StatusCode::kNotFound; }
 };
 
 // Either a value or a non-OK Status.
 template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : value_(std::move(value)) {}                                  // NOLINT
-  Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
-
-  bool ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-
- private:
-  std::optional<T> value_;
-  Status status_;
-};
+using Result = rdma::BasicResult<T, Status>;
 
 }  // namespace strata::logservice
 

@@ -12,14 +12,14 @@
 #include <cstring>
 #include <iostream>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 #include "helper_protocol.h"
 
 namespace strata::pageserver::helper {
 namespace {
 
 using logservice::LogLevel;
-using logservice::storage::Crc32c;
+using rdma::Crc32c;
 using Clock = std::chrono::steady_clock;
 
 int RemainingMs(Clock::time_point deadline) {

@@ -3,14 +3,14 @@
 
 #include <string>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver::helper {
 namespace {
 
 using logservice::Lsn;
 using logservice::Status;
-using logservice::storage::Crc32c;
+using rdma::Crc32c;
 
 constexpr std::size_t kPageOffset = 4, kFlushLsn = 26, kPageLsn = 16, kSpaceId = 34, kPageData = 38, kTrailer = 8;
 

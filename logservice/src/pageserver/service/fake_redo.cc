@@ -3,12 +3,12 @@
 
 #include <cstring>
 
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver {
 namespace {
 
-using logservice::storage::Crc32c;
+using rdma::Crc32c;
 
 void Put(std::string* o, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) o->push_back(static_cast<char>((v >> (8 * i)) & 0xff));

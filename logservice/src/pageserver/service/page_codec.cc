@@ -2,7 +2,7 @@
 #include "page_codec.h"
 
 #include "byte_codec.h"
-#include "crc32c.h"
+#include "strata/rdma/crc32c.h"
 
 namespace strata::pageserver::svc {
 namespace {
@@ -11,9 +11,9 @@ using wire::MsgType;
 
 using Writer = logservice::repl::ByteWriter;
 using Reader = logservice::repl::ByteReader;
-using logservice::repl::LoadLe;
+namespace header = logservice::header;
 
-std::uint32_t Crc(std::string_view s) { return logservice::storage::Crc32c(s); }
+std::uint32_t Crc(std::string_view s) { return rdma::Crc32c(s); }
 
 void PutResult(Writer& w, const PageResult& r) {
   w.U16(static_cast<std::uint16_t>(r.code));
@@ -162,38 +162,18 @@ bool GetBody(Reader& r, Frame* f) {
 std::string Encode(const Frame& f) {
   Writer body;
   PutBody(body, f);
-  Writer w;
-  w.U32(wire::kMagic);
-  w.U8(wire::kVersion);
-  w.U8(static_cast<std::uint8_t>(f.type));
-  w.U16(static_cast<std::uint16_t>(f.code));
-  w.U64(f.request_id);
-  w.U32(static_cast<std::uint32_t>(body.out().size()));
-  w.U32(0);
-  w.out().append(body.out());
-  return std::move(w.out());
+  return header::Encode(wire::kProtocol,
+                        {static_cast<std::uint8_t>(f.type), static_cast<std::uint16_t>(f.code), f.request_id, 0},
+                        body.out());
 }
 
 Status Decode(std::string_view in, Frame* out) {
-  if (in.size() < wire::kHeaderSize) return Status::InvalidArgument("page service message shorter than its header");
-  const char* p = in.data();
-  if (LoadLe(p + wire::kMagicOffset, 4) != wire::kMagic) return Status::InvalidArgument("not a page service message (bad magic)");
-  if (LoadLe(p + wire::kVersionOffset, 1) != wire::kVersion)
-    return Status::InvalidArgument("unsupported page service version " + std::to_string(LoadLe(p + wire::kVersionOffset, 1)));
-  const auto type = LoadLe(p + wire::kTypeOffset, 1);
-  if (type < 1 || type > wire::kLastType || (type > static_cast<std::uint8_t>(MsgType::kPutImagesResp) &&
-                                             type != static_cast<std::uint8_t>(MsgType::kErrorResp)))
-    return Status::InvalidArgument("unknown page service message type " + std::to_string(type));
-  const auto code = LoadLe(p + wire::kCodeOffset, 2);
-  if (code > wire::kLastCode) return Status::InvalidArgument("unknown page service code " + std::to_string(code));
-  if (LoadLe(p + wire::kReservedOffset, 4) != 0) return Status::InvalidArgument("reserved header field not zero");
-  if (LoadLe(p + wire::kBodyLengthOffset, 4) != in.size() - wire::kHeaderSize)
-    return Status::InvalidArgument("body length does not match the message size");
+  header::Fields h;
+  if (Status s = header::Decode(wire::kProtocol, in, &h); !s.ok()) return s;
   Frame f;
-  f.type = static_cast<MsgType>(type);
-  if (!wire::IsResponse(f.type) && code != 0) return Status::InvalidArgument("request with a reply code");
-  f.code = static_cast<wire::Code>(code);
-  f.request_id = LoadLe(p + wire::kRequestIdOffset, 8);
+  f.type = static_cast<MsgType>(h.type);
+  f.code = static_cast<wire::Code>(h.code);
+  f.request_id = h.request_id;
   Reader r(in.substr(wire::kHeaderSize));
   if (!GetBody(r, &f)) return Status::InvalidArgument("malformed " + std::string(TypeName(f.type)) + " body");
   if (!r.done()) return Status::InvalidArgument("trailing bytes after " + std::string(TypeName(f.type)));

@@ -6,7 +6,8 @@
 // trusts nothing: every length is capped, unknown types, versions and codes
 // are refused, and a message must be consumed exactly.
 //
-// Message = 24-byte header + body, little-endian:
+// Message = 24-byte header + body, little-endian (the header of every log
+// service protocol, replication/message_header.h, without the epoch):
 //    0 u32 magic "SPSV"   4 u8 version (kVersion)   5 u8 type (MsgType)
 //    6 u16 code (Code; 0 in requests)   8 u64 request_id (a reply echoes it)
 //   16 u32 body length   20 u32 reserved, 0
@@ -29,20 +30,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "message_header.h"
+
 namespace strata::pageserver::wire {
 
 inline constexpr std::uint32_t kMagic = 0x56535053u;  // "SPSV" on the wire
 inline constexpr std::uint8_t kVersion = 1;
 
-inline constexpr std::size_t kMagicOffset = 0;
-inline constexpr std::size_t kVersionOffset = 4;
-inline constexpr std::size_t kTypeOffset = 5;
-inline constexpr std::size_t kCodeOffset = 6;
-inline constexpr std::size_t kRequestIdOffset = 8;
-inline constexpr std::size_t kBodyLengthOffset = 16;
-inline constexpr std::size_t kReservedOffset = 20;
-inline constexpr std::size_t kHeaderSize = 24;
-static_assert(kReservedOffset + 4 == kHeaderSize);
+// The header is the replication protocol's (replication/message_header.h)
+// without the epoch.
+inline constexpr std::size_t kHeaderSize = logservice::header::Size(/*with_epoch=*/false);
+static_assert(kHeaderSize == 24 && logservice::header::BodyLengthOffset(false) == 16);
 
 inline constexpr std::size_t kMaxPageSize = 64u << 10;  // InnoDB's largest page
 inline constexpr std::size_t kMaxBatch = 64;            // GetPages
@@ -66,7 +64,10 @@ enum class MsgType : std::uint8_t {
   kErrorResp = 16,
 };
 inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(MsgType::kErrorResp);
-inline bool IsResponse(MsgType t) { return static_cast<std::uint8_t>(t) % 2 == 0; }
+inline bool IsResponse(MsgType t) { return logservice::header::IsResponseType(static_cast<std::uint8_t>(t)); }
+inline bool KnownType(std::uint8_t t) {
+  return t >= 1 && (t <= static_cast<std::uint8_t>(MsgType::kPutImagesResp) || t == kLastType);
+}
 
 // Errors are named, never a guessed page (section 8).
 enum class Code : std::uint16_t {
@@ -82,6 +83,9 @@ enum class Code : std::uint16_t {
   kUnavailable = 9,    // ingest has not reached not_modified_since within the wait, or shutting down
 };
 inline constexpr std::uint16_t kLastCode = 9;
+
+inline constexpr logservice::header::Protocol kProtocol{"page service", kMagic, kVersion, /*with_epoch=*/false,
+                                                        KnownType, kLastCode};
 
 inline constexpr std::uint8_t kNeverWritten = 1;  // PageResult flags: no record or image ever touched it
 

@@ -3,14 +3,16 @@
 // No exception crosses this API. Every fallible call returns a Status (or a
 // Result<T> carrying either a value or a Status) marked [[nodiscard]], so a
 // caller cannot silently drop an error. The message says what failed and,
-// for system calls and verbs, names the failing call.
+// for system calls and verbs, names the failing call. The type itself is
+// BasicStatus (basic_status.h, shared with logservice/); this header holds
+// the transport's codes and what a caller may do with them.
 #pragma once
 
-#include <cassert>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "strata/rdma/basic_status.h"
 
 namespace strata::rdma {
 
@@ -29,26 +31,13 @@ enum class StatusCode {
 
 std::string_view StatusCodeName(StatusCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] Status : public BasicStatus<StatusCode> {
  public:
-  Status() = default;  // OK
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
-
+  using BasicStatus::BasicStatus;
   static Status Ok() { return Status(); }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
   // Retrying the same call later may succeed (backpressure, transient timeouts).
-  bool retryable() const { return code_ == StatusCode::kBusy || code_ == StatusCode::kTimeout; }
-  std::string ToString() const;
-
-  // Explicitly discard a status where ignoring it is the documented intent.
-  void IgnoreError() const {}
-
- private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  bool retryable() const { return code() == StatusCode::kBusy || code() == StatusCode::kTimeout; }
 };
 
 inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
@@ -65,22 +54,6 @@ Status ErrnoStatus(std::string_view call, int err);
 
 // Either a value or a non-OK Status.
 template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
-
-  bool ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
-  T* operator->() { return &value(); }
-  T& operator*() { return value(); }
-
- private:
-  std::optional<T> value_;
-  Status status_;
-};
+using Result = BasicResult<T, Status>;
 
 }  // namespace strata::rdma
