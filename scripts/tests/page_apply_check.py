@@ -381,14 +381,16 @@ def negative_checks(args, helper: Helper, volume: Path, lsn_a: int, pages, by_pa
     # An unknown record type where the first mini-transaction after LSN_A
     # starts, in a block whose checksum is made right again: InnoDB's parser
     # calls it corrupt log, and so does the helper.
+    # Four blocks: the record may start near the end of its block and
+    # continue in the next; an incomplete record is no verdict.
     start = lsn_a // BLOCK * BLOCK
     with open(volume / "innodb" / "redo.blocks", "rb") as fh:
         fh.seek(start)
-        block = bytearray(fh.read(BLOCK))
-    block[lsn_a - start] = (block[lsn_a - start] & 0x80) | 0x7E
-    block[BLOCK - 4:] = struct.pack(">I", crc32c(bytes(block[:BLOCK - 4])))
+        blocks = bytearray(fh.read(4 * BLOCK))
+    blocks[lsn_a - start] = (blocks[lsn_a - start] & 0x80) | 0x7E
+    blocks[BLOCK - 4:BLOCK] = struct.pack(">I", crc32c(bytes(blocks[:BLOCK - 4])))
     try:
-        helper.call(PARSE, struct.pack("<QQI", lsn_a, start, BLOCK) + bytes(block))
+        helper.call(PARSE, struct.pack("<QQI", lsn_a, start, len(blocks)) + bytes(blocks))
         expect(False, "an unknown record type is refused")
     except RuntimeError as e:
         expect("corrupt redo" in str(e), f"an unknown record type is refused ({e})")
