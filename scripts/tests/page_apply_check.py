@@ -189,7 +189,9 @@ def parse(helper: Helper, redo: Path, lsn_a: int, lsn_b: int) -> tuple[int, list
         blocks = fh.read(end - start)
     _, body = helper.call(PARSE, struct.pack("<QQI", lsn_a, start, len(blocks)) + blocks)
     r = Reader(body)
-    parsed_to, n = r.take("Q"), r.take("I")
+    parsed_to, scanned_to, n = r.take("Q"), r.take("Q"), r.take("I")
+    if scanned_to < end - BLOCK:
+        raise RuntimeError(f"the helper's scan stopped at {scanned_to}, before the last block at {end - BLOCK}")
     records = []
     for _ in range(n):
         space, page, mtype, s, e = r.take("IIBQQ")

@@ -154,15 +154,25 @@ def compare_mode(args, ps: PageServer, m: MysqldInstance) -> int:
     on the page server first (a valid page with one byte changed, as an
     image at its newest LSN): that page, and only it, must be reported."""
     t = next(f for f in space_files(m.datadir).values() if f.name == "t.ibd")
-    sid = struct.unpack_from(">I", t.read_bytes()[:64], 34)[0]
-    victim = 4
-    page = bytearray(t.read_bytes()[victim * 16384:(victim + 1) * 16384])
+    data = t.read_bytes()
+    sid = struct.unpack_from(">I", data, 34)[0]
+    # A leaf page from the middle of the table: the scans below read it from
+    # the file (a root page may be read while start-up's recovery is still
+    # on, when nothing is compared, and then stay in the buffer pool).
+
+    def is_leaf(n: int) -> bool:
+        p = data[n * 16384:(n + 1) * 16384]
+        return struct.unpack_from(">H", p, 24)[0] == 17855 and struct.unpack_from(">H", p, 64)[0] == 0
+    leaves = [n for n in range(5, len(data) // 16384) if is_leaf(n)]
+    victim = leaves[len(leaves) // 2]
+    page = bytearray(data[victim * 16384:(victim + 1) * 16384])
     page[8000] ^= 0x5A
     checksum = struct.pack(">I", crc32_page_checksum(bytes(page)))
     page[0:4] = checksum
     page[16384 - 8:16384 - 4] = checksum
     wrong = args.dir / "wrong-page"
     wrong.write_bytes(bytes(victim * 16384) + bytes(page))
+    say(f"page {sid}:{victim} made wrong on the page server")
     # At the newest LSN the page server has, above any image it made itself.
     r = ps.ctl("put-file", f"--file={wrong}", f"--space={sid}", "--page_bytes=16384",
                f"--lsn={ps.status()['ingested_lsn']}")
@@ -170,7 +180,8 @@ def compare_mode(args, ps: PageServer, m: MysqldInstance) -> int:
         say(f"FAIL: could not put the wrong page: {r.stdout.strip()} {r.stderr.strip()}")
         return 1
     m.options.update({"innodb-page-service": "compare", "innodb-page-service-addresses": f"tcp://{ports.LOOPBACK}:{ps.port}",
-                      "innodb-page-service-compare-action": "log", "innodb-buffer-pool-size": "5M"})
+                      "innodb-page-service-compare-action": "log", "innodb-buffer-pool-size": "5M",
+                      "innodb-buffer-pool-load-at-startup": "OFF"})
     m.write_config()
     m.start()
     try:

@@ -10,7 +10,9 @@
 //          record's end (or the base's), the record count at byte 38
 // Options: --die-once=FILE (exit at the first APPLY unless FILE exists; it
 // creates FILE), --hang-on-apply, --garble-once=FILE (a reply with a wrong
-// CRC, once), --refuse-apply (an ERROR reply), --wrong-page, --bad-crc-check.
+// CRC, once), --refuse-apply (an ERROR reply), --wrong-page, --bad-crc-check,
+// --bad-block (PARSE's scan stops after the first block, as InnoDB's does at
+// a block that fails its checks).
 #include <unistd.h>
 
 #include <chrono>
@@ -72,7 +74,7 @@ void Store(std::string* s, std::size_t at, std::uint64_t v, int n) {
 
 int main(int argc, char** argv) {
   std::string die_once, garble_once;
-  bool hang = false, refuse = false, wrong_page = false, bad_crc_check = false;
+  bool hang = false, refuse = false, wrong_page = false, bad_crc_check = false, bad_block = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--die-once=", 0) == 0) die_once = a.substr(11);
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
     if (a == "--refuse-apply") refuse = true;
     if (a == "--wrong-page") wrong_page = true;
     if (a == "--bad-crc-check") bad_crc_check = true;
+    if (a == "--bad-block") bad_block = true;
   }
   std::uint32_t page_size = 16384;
   for (;;) {
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
       if (!r.U64(&from) || !r.U64(&block) || !r.Bytes(&blocks, kMaxPayload)) return 2;
       const std::size_t n = blocks.size() / 512;
       w.U64(block + n * 512);
+      w.U64(bad_block ? block + 512 : block + n * 512);  // scanned_to
       w.U32(static_cast<std::uint32_t>(n));
       for (std::size_t i = 0; i < n; ++i) {
         w.U32(1);

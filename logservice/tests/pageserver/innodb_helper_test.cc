@@ -84,6 +84,15 @@ TEST_F(InnoDbHelperTest, ParseReturnsRecordsWithTheirTypeByteInLogOrder) {
   EXPECT_TRUE(none->records.empty());
 }
 
+TEST_F(InnoDbHelperTest, AScanThatStopsBeforeTheLastBlockIsDamageNotAnEnd) {
+  auto h = Make("--bad-block");
+  auto p = h->Parse(1024, std::string(3 * 512, 'b'));
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("failed InnoDB's block checks"), std::string::npos) << p.status().message();
+  // One block (the tail may end the log there): no verdict, parsed so far.
+  EXPECT_TRUE(h->Parse(1024, std::string(512, 'b')).ok());
+}
+
 TEST_F(InnoDbHelperTest, ApplyReturnsACheckedImageAtTheLastRecordsLsn) {
   auto h = Make("");
   const PageId page{5, 9};

@@ -323,8 +323,13 @@ std::string handle_spaces(ByteReader &r) {
     std::uint32_t id, flags, size;
     if (!r.U32(&id) || !r.U32(&flags) || !r.U32(&size))
       return "bad SPACES request";
-    if (!fsp_flags_is_valid(flags))
-      return "invalid tablespace flags for space " + std::to_string(id);
+    if (!fsp_flags_is_valid(flags)) {
+      /* One bad entry must not stop the others (every child gets the list
+      at start): it is skipped, and a page of it created from its image. */
+      say("tablespace " + std::to_string(id) + ": invalid flags " +
+          std::to_string(flags) + ", skipped");
+      continue;
+    }
     fil_space_t *space = fil_space_get(id);
     if (space == nullptr) {
       const std::string name = "strata_space_" + std::to_string(id);
@@ -406,6 +411,10 @@ std::string handle_parse(ByteReader &r, std::string *out) {
   /* recovered_lsn: the end of the last complete mini-transaction. Before
   the scanner found a group start it is still `from`. */
   w.U64(std::max<lsn_t>(recv_sys->recovered_lsn, from));
+  /* Where the scanner stopped: before the end of whole blocks, a block
+  failed InnoDB's checks (number, checksum, epoch), which recovery takes for
+  the end of the log; the page server decides whether it may be. */
+  w.U64(scanned_to);
   ByteWriter recs;
   std::uint32_t n = 0;
   take_records(recs, &n);
@@ -503,7 +512,7 @@ std::string apply_one(const ApplyPage &p, ByteWriter &w) {
   from an empty hash. */
   strata_recv_forget();
   if (read == 0 || err != DB_SUCCESS) {
-    return "the base image failed InnoDB's read checks (checksum or page id)";
+    return "the base image failed InnoDB's read checks (its checksum)";
   }
 
   mtr_t mtr;
@@ -541,13 +550,14 @@ std::string apply_one(const ApplyPage &p, ByteWriter &w) {
 
 std::string handle_apply(ByteReader &r, std::string *out) {
   std::uint32_t n;
-  if (!r.U32(&n) || n > 4096) return "bad APPLY request";
+  if (!r.U32(&n) || n > proto::kMaxApplyPages) return "bad APPLY request";
   std::vector<ApplyPage> pages(n);
   for (auto &p : pages) {
     std::uint32_t space, page, nrec;
     bool has_base;
     if (!r.U32(&space) || !r.U32(&page) || !r.Bool(&has_base) ||
-        !r.Bytes(&p.base, proto::kMaxPageSize) || !r.U32(&nrec))
+        !r.Bytes(&p.base, proto::kMaxPageSize) || !r.U32(&nrec) ||
+        nrec > proto::kMaxPayload / 21)  // a record takes at least 21 bytes
       return "bad APPLY request";
     if (!has_base) p.base.clear();
     p.id = page_id_t(space, page);
@@ -587,8 +597,9 @@ std::string handle_apply(ByteReader &r, std::string *out) {
 
 /* ---- seccomp ---- */
 
-/* Allow-list after start-up (design section 5.1): the pipes, memory, time,
-and leaving. Anything else kills the process (or, with --seccomp=log, is
+/* Allow-list after start-up (design section 5.1): the pipes, memory, time
+and sleeping (InnoDB waits for a free block with a sleep), and leaving. Not
+tgkill: an assertion's abort() ends in SIGSYS, after its message. Anything else kills the process (or, with --seccomp=log, is
 logged by the kernel, for measuring the list). */
 bool enter_seccomp(bool log_only, std::string *why) {
 #if defined(__x86_64__)
@@ -597,7 +608,8 @@ bool enter_seccomp(bool log_only, std::string *why) {
       SYS_munmap,        SYS_mremap,       SYS_madvise,  SYS_brk,
       SYS_clock_gettime, SYS_gettid,       SYS_getpid,   SYS_sched_yield,
       SYS_rt_sigreturn,  SYS_exit_group,   SYS_exit,     SYS_mprotect,
-      SYS_rt_sigprocmask};
+      SYS_rt_sigprocmask, SYS_clock_nanosleep, SYS_nanosleep,
+      SYS_restart_syscall, SYS_gettimeofday, SYS_time};
   std::vector<sock_filter> prog;
   prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                           offsetof(struct seccomp_data, arch)));

@@ -21,7 +21,9 @@
 //     at shutdown without redo.
 // Not compared (counted as skipped): temporary tablespaces (never logged),
 // pages never written locally (all zero), and an answer the page server
-// cannot give (below its horizon, unavailable), which is logged once.
+// cannot give (below its horizon, unavailable, its helper failing; also
+// counted as an error, and logged once). A page server that says it has no
+// such page (space unknown or deleted, beyond its size) is a mismatch.
 #include "page_service.h"
 
 #include <atomic>
@@ -180,12 +182,16 @@ void compare_read(const page_id_t &page_id, const page_size_t &page_size,
   st_wait_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - t0)
                     .count();
-  if (!f.ok &&
-      (f.code.empty() || f.code == "below_horizon" || f.code == "unavailable")) {
-    /* No answer to compare with (the page server is down, behind its GC
-    horizon, or still ingesting after its wait): not a verdict on the page. */
+  /* A verdict on the page: an image (equal or not), or the page server
+  saying it has no such page (its tablespace unknown, deleted, or smaller):
+  the compute has it, so the page server lacks it. Anything else is the page
+  server failing to answer (down, behind its GC horizon, still ingesting,
+  its helper failing): counted, logged once, never a reason to stop. */
+  const bool lacks_page = f.code == "space_unknown" ||
+                          f.code == "space_deleted" || f.code == "beyond_size";
+  if (!f.ok && !lacks_page) {
     ++st_skipped;
-    if (f.code.empty()) ++st_errors;
+    if (f.code != "below_horizon") ++st_errors;
     log_once("page " + std::to_string(space) + ":" +
              std::to_string(page_id.page_no()) + " at LSN " +
              std::to_string(local_lsn) + " not compared: " +

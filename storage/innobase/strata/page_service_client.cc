@@ -2,6 +2,7 @@
 // page_service_client.h for why this file stands apart).
 #include "page_service_client.h"
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -15,8 +16,15 @@ struct PageServerSession::Impl {
   std::mutex mu;
   std::unique_ptr<pageserver::PageServiceClient> client;  // guarded by mu
   std::size_t next = 0;                                   // the address to try next
+  // After every address failed, no new attempt for a second: a page read
+  // must not wait for a round of connection timeouts each time.
+  std::chrono::steady_clock::time_point retry_after{};
 
   bool connect(std::string *why) {
+    if (std::chrono::steady_clock::now() < retry_after) {
+      *why = "no page server answered a moment ago";
+      return false;
+    }
     for (std::size_t tried = 0; tried < addresses.size(); ++tried) {
       pageserver::PageServiceConfig cfg;
       cfg.address = addresses[next % addresses.size()];
@@ -30,6 +38,7 @@ struct PageServerSession::Impl {
       *why = cfg.address + ": " + c.status().message();
       ++next;
     }
+    retry_after = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     return false;
   }
 };

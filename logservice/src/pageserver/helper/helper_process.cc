@@ -5,12 +5,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 
 #include "strata/rdma/crc32c.h"
 #include "helper_protocol.h"
@@ -74,6 +76,7 @@ Status HelperProcess::Start() {
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
+    syscall(SYS_close_range, 3u, ~0u, 0u);  // nothing else of the parent's
     execve(argv[0], argv.data(), envp);
     _exit(127);
   }
@@ -83,9 +86,15 @@ Status HelperProcess::Start() {
   pid_ = pid;
   to_child_ = in[1];
   from_child_ = out[0];
+  // Non-blocking: poll() says there is room, but a large write would still
+  // block past the deadline on a child that stopped reading.
+  fcntl(to_child_, F_SETFL, fcntl(to_child_, F_GETFL) | O_NONBLOCK);
+  fcntl(from_child_, F_SETFL, fcntl(from_child_, F_GETFL) | O_NONBLOCK);
   ++starts_;
-  // A writer into a dead child's pipe gets EPIPE, not SIGPIPE.
-  signal(SIGPIPE, SIG_IGN);
+  // A writer into a dead child's pipe gets EPIPE, not SIGPIPE (once for the
+  // process: the daemons that use this ignore SIGPIPE anyway).
+  static std::once_flag sigpipe_once;
+  std::call_once(sigpipe_once, [] { signal(SIGPIPE, SIG_IGN); });
   const int err_fd = err[0];
   const std::string who = "helper[" + std::to_string(pid) + "]: ";
   stderr_reader_ = std::thread([this, err_fd, who] {
@@ -150,7 +159,7 @@ Status HelperProcess::ReadAll(char* out, std::size_t n, Clock::time_point deadli
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) return Status::IoError("no reply from the helper within " + std::to_string(options_.timeout.count()) + " ms");
     const ssize_t got = read(from_child_, out, n);
-    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (got == 0) return Status::IoError("the helper exited");
     if (got < 0) return Status::IoError(std::string("the helper's reply pipe: ") + std::strerror(errno));
     out += got;

@@ -20,12 +20,12 @@
 //   kParse    u64 from, u64 block_lsn, Bytes blocks
 //             `blocks` are whole 512-byte log blocks starting at block_lsn
 //             = from rounded down to 512; `from` is a mini-transaction
-//             boundary                       -> kParsed u64 parsed_to, u32 n, n x Record,
+//             boundary                       -> kParsed u64 parsed_to, u64 scanned_to, u32 n, n x Record,
 //                                                           u32 m, m x SpaceOp
 //             SpaceOp = u8 kind, u32 space, u32 flags, u64 size, Str name, u64 lsn
 //             (SpaceOpKind; lsn = its mini-transaction's end; in LSN order)
 //   kApply    u32 n, n x {u32 space, u32 page, u8 has_base, Bytes base, u32 r, r x Record'}
-//             Record' = Record without space and page
+//             Record' = Record without space and page; at most kMaxApplyPages pages
 //                                            -> kApplied u32 n, n x {u8 ok, Str error, u64 page_lsn, u32 applied, Bytes image}
 //   kPing                                    -> kPong
 //   any request it cannot serve             -> kError Str message
@@ -50,6 +50,11 @@ constexpr std::size_t kHeaderSize = 24;
 // PARSE at most a few MiB of blocks. Anything larger is a broken peer.
 constexpr std::uint32_t kMaxPayload = 64u << 20;
 constexpr std::uint32_t kMaxPageSize = 65536;
+constexpr std::uint32_t kMaxApplyPages = 64;
+// What one PARSE carries at most: recovery's parse buffer grows to the log
+// buffer's size (16 MiB by default) and no further; half of it leaves room
+// for a mini-transaction that began in the previous request's bytes.
+constexpr std::uint32_t kMaxParseBytes = 8u << 20;
 constexpr std::size_t kLogBlockSize = 512;
 // CRC-32C of the nine ASCII digits "123456789" (the standard check value).
 constexpr std::uint32_t kCrcCheckValue = 0xE3069283u;

@@ -116,7 +116,9 @@ Result<ParseResult> InnoDbRedoHelper::Parse(Lsn from, std::string_view bytes) {
   ParseResult out;
   out.parsed_to = from;
   const Lsn block = block_start(from);
-  const std::size_t whole = bytes.size() / kLogBlockSize * kLogBlockSize;
+  // At most kMaxParseBytes a call (recovery's parse buffer has a limit):
+  // the rest is given again, from the new parsed_to.
+  const std::size_t whole = std::min<std::size_t>(bytes.size(), kMaxParseBytes) / kLogBlockSize * kLogBlockSize;
   if (whole == 0) return out;  // not a whole block yet: given again, longer
   ByteWriter w;
   w.U64(from);
@@ -125,10 +127,16 @@ Result<ParseResult> InnoDbRedoHelper::Parse(Lsn from, std::string_view bytes) {
   auto reply = CallWithRetry(*parser_, kParse, w.out());
   if (!reply.ok()) return Status::Corruption("parse at LSN " + std::to_string(from) + ": " + reply.status().message());
   ByteReader r(*reply);
-  std::uint64_t parsed_to = 0;
+  std::uint64_t parsed_to = 0, scanned_to = 0;
   std::uint32_t n = 0;
-  if (!r.U64(&parsed_to) || !r.U32(&n) || n > kMaxRecordsPerParse) return Malformed("PARSED");
+  if (!r.U64(&parsed_to) || !r.U64(&scanned_to) || !r.U32(&n) || n > kMaxRecordsPerParse) return Malformed("PARSED");
   if (parsed_to < from || parsed_to > block + whole) return Malformed("PARSED (parsed_to outside the blocks)");
+  // InnoDB's scanner takes a block that fails its checks for the end of the
+  // log. Only the last block given may end the log (the tail); a stop before
+  // it is damage in the stream, never a place to wait for more.
+  if (whole > kLogBlockSize && scanned_to < block + whole - kLogBlockSize)
+    return Status::Corruption("the log block at LSN " + std::to_string(block_start(scanned_to)) +
+                              " failed InnoDB's block checks (number, checksum or epoch)");
   out.records.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     PageRecord rec;
@@ -137,7 +145,7 @@ Result<ParseResult> InnoDbRedoHelper::Parse(Lsn from, std::string_view bytes) {
     if (!r.U32(&rec.page.space_id) || !r.U32(&rec.page.page_no) || !r.U8(&type) || !r.U64(&rec.start_lsn) ||
         !r.U64(&rec.end_lsn) || !r.Bytes(&body, kMaxPayload))
       return Malformed("PARSED");
-    if (rec.end_lsn <= from || rec.end_lsn > parsed_to || rec.start_lsn >= rec.end_lsn)
+    if (rec.start_lsn < from || rec.end_lsn > parsed_to || rec.start_lsn >= rec.end_lsn)
       return Malformed("PARSED (a record outside the parsed range)");
     rec.kind = RecordKind::kDelta;
     rec.body.reserve(body.size() + 1);
@@ -157,10 +165,10 @@ Result<ParseResult> InnoDbRedoHelper::Parse(Lsn from, std::string_view bytes) {
     if (lsn <= from || lsn > parsed_to) return Malformed("PARSED (a tablespace operation outside the parsed range)");
     auto event = ToSpaceEvent(kind, space, flags, size, std::move(name), lsn);
     if (!event.ok()) return event.status();
+    LearnSpaces({*event});  // a later extend of a space created here needs its page size
     out.events.push_back(std::move(*event));
   }
   if (!r.done()) return Malformed("PARSED (trailing bytes)");
-  LearnSpaces(out.events);
   // The helper lists records page by page; the store takes them in log
   // order. (end, start) is that order and keeps each page's own order.
   std::stable_sort(out.records.begin(), out.records.end(), [](const PageRecord& a, const PageRecord& b) {
@@ -275,9 +283,17 @@ Result<std::string> InnoDbRedoHelper::Apply(PageId page, const std::optional<std
       !r.Bytes(&image, kMaxPageSize) || !r.done())
     return Malformed("APPLIED");
   if (!ok) return Status::Corruption(PageName(page) + ": " + error);
+  if (image.size() != physical_page_size(page.space_id))
+    return Status::Corruption(PageName(page) + ": the helper returned " + std::to_string(image.size()) + " bytes, not " +
+                              std::to_string(physical_page_size(page.space_id)));
   auto checked = CheckImage(page, image);
   if (!checked.ok()) return Status::Corruption("the helper returned a bad image: " + checked.status().message());
   if (*checked != page_lsn) return Status::Corruption(PageName(page) + ": the helper's page LSN is not the image's");
+  // Every record applied, or was already in the base: either way the page
+  // is at least at the last record's end (records come in LSN order).
+  if (!records.empty() && page_lsn < records.back().end_lsn)
+    return Status::Corruption(PageName(page) + ": the rebuilt page is at LSN " + std::to_string(page_lsn) +
+                              ", below its last record's end " + std::to_string(records.back().end_lsn));
   return image;
 }
 

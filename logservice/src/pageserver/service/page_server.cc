@@ -247,6 +247,7 @@ struct PageServer::Impl {
       if (block == 0 && parsed_to > stable_end) work_from = parsed_to;
       auto p = opt.helper->Parse(work_from, work);
       if (!p.ok()) {
+        tail_seen = 0;  // the tail must come again: it was not ingested
         const std::string why = "parse at " + std::to_string(work_from) + ": " + p.status().message();
         if (why != last_error) Log("error", "event=ingest_failed reason=\"" + why + "\"");
         last_error = why;
