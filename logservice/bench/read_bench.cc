@@ -121,13 +121,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "could not start 3 logserviced processes\n");
     return 1;
   }
-  client::ClusterConfig cfg;
-  cfg.nodes = cluster.addresses();
-  cfg.transport = client::TransportKind::kTcp;
-  cfg.write_quorum = 2;
-  cfg.cluster_id = cluster.cluster_id();
-  cfg.secret = cluster.secret();
-  cfg.seed = 1;
+  client::ClusterConfig cfg = cluster.ClientConfig();
   const std::uint64_t end = mib << 20;
   {
     auto w = client::LogClient::Open(cfg);

@@ -132,13 +132,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "could not start 3 logserviced processes\n");
     return 1;
   }
-  client::ClusterConfig cfg;
-  cfg.nodes = cluster.addresses();
-  cfg.transport = client::TransportKind::kTcp;
-  cfg.write_quorum = 2;
-  cfg.cluster_id = cluster.cluster_id();
-  cfg.secret = cluster.secret();
-  cfg.seed = 1;
+  client::ClusterConfig cfg = cluster.ClientConfig();
   auto lc = client::LogClient::Open(cfg);
   if (!lc.ok()) {
     std::fprintf(stderr, "open: %s\n", lc.status().ToString().c_str());

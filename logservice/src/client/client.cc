@@ -206,15 +206,7 @@ ClientResult<std::string> LogClient::Read(Lsn from, std::size_t max_bytes) {
     stream_limit = std::min(f, c.stream_end);
     if (c.tail.valid() && f >= c.tail.data_end) tail = c.tail;
     seal = c.writer() ? c.epoch : c.reader_seal_epoch;
-    Lsn best = 0;
-    for (std::size_t i = 0; i < c.n; ++i) {
-      const auto& nl = c.nodes[i];
-      if (nl.ch && nl.ch->open() && nl.sealed && (!ch || nl.durable > best)) {
-        ch = nl.ch;
-        from_node = i;
-        best = nl.durable;
-      }
-    }
+    ch = c.ReadNodeLocked(&from_node);
   }
   std::string out;
   if (from < stream_limit) {

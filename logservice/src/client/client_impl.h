@@ -367,6 +367,21 @@ struct LogClient::Impl {
     }
     cv.notify_all();
   }
+  // The node reads go to (Read and the read-ahead): open, sealed (for a
+  // reader: at the source's seal), the highest durable end. Null if none.
+  std::shared_ptr<RpcChannel> ReadNodeLocked(std::size_t* node) const {
+    std::shared_ptr<RpcChannel> ch;
+    Lsn best = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& nl = nodes[i];
+      if (nl.ch && nl.ch->open() && nl.sealed && (!ch || nl.durable > best)) {
+        ch = nl.ch;
+        *node = i;
+        best = nl.durable;
+      }
+    }
+    return ch;
+  }
   // A read reply's verdict (Read and the read-ahead share it): a transport
   // failure, a newer epoch on the node (fences a writer), released redo, or
   // another refusal; OK when its ranges may be used.

@@ -63,15 +63,7 @@ struct LogReadAhead::State {
     {
       std::lock_guard<std::mutex> l(c.mu);
       seal = c.writer() ? c.epoch : c.reader_seal_epoch;
-      Lsn best = 0;
-      for (std::size_t i = 0; i < c.n; ++i) {
-        const auto& nl = c.nodes[i];
-        if (nl.ch && nl.ch->open() && nl.sealed && (!ch || nl.durable > best)) {
-          ch = nl.ch;
-          node = i;
-          best = nl.durable;
-        }
-      }
+      ch = c.ReadNodeLocked(&node);
     }
     if (!ch) return c.Unavailable("read");
     pos = next = from;

@@ -167,4 +167,15 @@ std::string LocalCluster::Log(int i) const {
   return ss.str();
 }
 
+client::ClusterConfig LocalCluster::ClientConfig(std::uint64_t seed) const {
+  client::ClusterConfig cfg;
+  cfg.nodes = addresses();
+  cfg.transport = client::TransportKind::kTcp;
+  cfg.write_quorum = 2;
+  cfg.cluster_id = cluster_id();
+  cfg.secret = secret();
+  cfg.seed = seed;
+  return cfg;
+}
+
 }  // namespace strata::logservice::testing

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "strata/logservice/client.h"
+
 namespace strata::logservice::testing {
 
 class LocalCluster {
@@ -42,6 +44,8 @@ class LocalCluster {
   const std::string& secret_file() const { return secret_file_; }
   const std::string& secret() const { return secret_; }
   const std::string& cluster_id() const { return cluster_id_; }
+  // A client's configuration for these nodes: TCP, write quorum 2.
+  client::ClusterConfig ClientConfig(std::uint64_t seed = 1) const;
   // The admin API's tokens (logserviced --admin_token_file /
   // --admin_readonly_token_file), distinct from the cluster secret.
   const std::string& admin_token_file() const { return admin_token_file_; }
