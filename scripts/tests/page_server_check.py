@@ -11,8 +11,11 @@ pageserverd (helper=innodb: children running this build's
      pages, at the shutdown's LSN A (page 0:0's flush LSN), seed the page
      server (pageserverctl put-file per tablespace), which starts following
      the log at A with its retention pin there;
-  2. a second workload (page splits, updates, deletes, a compressed table,
-     a new table), a clean shutdown at LSN B;
+  2. with mysqld in compare mode, a second workload (page splits, updates,
+     deletes, a compressed table, a new table) and DDL that InnoDB writes
+     without redo (sorted index builds, rebuilds with off-page columns, a
+     temporary table), which compare mode puts into the redo as full pages;
+     a clean shutdown at LSN B;
   3. every page of every tablespace in the final data directory is asked
      at B (pageserverctl get-file, GetPages of 64): each must equal
      mysqld's page byte for byte, or differ only by a page LSN that a
@@ -119,8 +122,15 @@ def main() -> int:
                 return 1
             seeded += int(r.stdout.split("pages=")[1].split()[0])
         say(f"seeded with {seeded} pages at LSN {lsn_a}")
+        # From here the compute runs in compare mode: that is what makes it
+        # put the pages it writes without redo (index builds) into the redo.
+        m.options.update({"innodb-page-service": "compare",
+                          "innodb-page-service-addresses": f"tcp://{ports.LOOPBACK}:{ps.port}",
+                          "innodb-page-service-compare-action": "log"})
+        m.write_config()
         m.start()
         workload_two(m, args.rows)
+        full = workload_ddl(m)
         m.stop()
         lsn_b = flush_lsn(m.datadir)
         deadline = time.monotonic() + 120
@@ -130,6 +140,9 @@ def main() -> int:
         say(f"redo {lsn_a}..{lsn_b}; the page server ingested to {st.get('ingested_lsn')}, "
             f"{st.get('records_ingested')} records")
         failures = compare(args, ps, m.datadir, lsn_b)
+        if full.get("full_page_records", 0) == 0:
+            say(f"FAIL: the index builds put only {full.get('full_page_records', 0)} full pages into the redo")
+            failures += 1
         return failures + compare_mode(args, ps, m)
     finally:
         if args.keep:
@@ -141,6 +154,32 @@ def main() -> int:
             m.stop()
         for node in nodes:
             node.stop()
+
+
+def page_service_status(m: MysqldInstance) -> dict[str, int]:
+    return {k.removeprefix("Innodb_page_service_"): int(v) for k, v in (line.split("\t") for line in
+            m.sql("SHOW GLOBAL STATUS LIKE 'Innodb_page_service%'").splitlines())}
+
+
+def workload_ddl(m: MysqldInstance) -> dict[str, int]:
+    """What InnoDB writes without redo, and the page-service mode puts into
+    the redo as full pages: sorted index builds (a secondary index added in
+    place, on a plain and on a compressed table; table rebuilds, one with
+    off-page columns), and a temporary table (its id is written to the
+    dictionary header page without redo). The index on pa.t has three
+    levels: its middle level's pages are last written by mini-transactions
+    that mark nothing modified."""
+    m.sql("ALTER TABLE pa.t ADD INDEX kp (k, pad(250)), ALGORITHM=INPLACE")
+    m.sql("ALTER TABLE pa.z ADD INDEX zp (pad(30)), ALGORITHM=INPLACE")
+    m.sql("ALTER TABLE pa.n FORCE, ALGORITHM=INPLACE")
+    m.sql("CREATE TABLE pa.b (id INT PRIMARY KEY, doc LONGTEXT, KEY(id, doc(10))) ENGINE=InnoDB;"
+          "INSERT INTO pa.b SELECT id, REPEAT(CONCAT(id, 'lob'), 3000 + id) FROM pa.t WHERE id <= 120;"
+          "ALTER TABLE pa.b FORCE, ALGORITHM=INPLACE")
+    m.sql("CREATE TEMPORARY TABLE pa.tmp (a INT) ENGINE=InnoDB; INSERT INTO pa.tmp VALUES (1); DROP TEMPORARY TABLE pa.tmp")
+    status = page_service_status(m)
+    say(f"index builds: {status.get('full_page_records')} full pages, {status.get('full_page_redo_bytes')} bytes of "
+        f"redo for them, {status.get('unlogged_writes')} pages that could not be logged")
+    return status
 
 
 def crc32_page_checksum(page: bytes) -> int:
@@ -187,11 +226,11 @@ def compare_mode(args, ps: PageServer, m: MysqldInstance) -> int:
     try:
         for _ in range(2):
             m.sql("SELECT COUNT(*), SUM(LENGTH(pad)) FROM pa.t FORCE INDEX (PRIMARY); SELECT COUNT(*) FROM pa.t FORCE INDEX (k);"
+                  "SELECT COUNT(*) FROM pa.t FORCE INDEX (kp); SELECT COUNT(*) FROM pa.z FORCE INDEX (zp);"
                   "SELECT COUNT(*), SUM(LENGTH(pad)) FROM pa.z; SELECT COUNT(*) FROM pa.n;"
-                  "SELECT COUNT(*) FROM mysql.help_topic")
+                  "SELECT COUNT(*), SUM(LENGTH(doc)) FROM pa.b; SELECT COUNT(*) FROM mysql.help_topic")
             m.sql("UPDATE pa.t SET k = k + 1 WHERE id % 17 = 0; UPDATE pa.n SET v = REPEAT('m', 120) WHERE id % 5 = 0")
-        status = {k: int(v) for k, v in (line.split("\t") for line in
-                  m.sql("SHOW GLOBAL STATUS LIKE 'Innodb_page_service%'").splitlines())}
+        status = {"Innodb_page_service_" + k: v for k, v in page_service_status(m).items()}
     finally:
         m.stop()
     mismatches = [line for line in m.error_log.read_text(errors="replace").splitlines() if "page service mismatch" in line]

@@ -325,6 +325,27 @@ TEST_F(PageServerTest, NotModifiedSinceWaitsForIngestAndErrorsAreNamed) {
   EXPECT_EQ(ps_->GetPage(2, 0, created - 1, 0).code, wire::Code::kSpaceUnknown);
 }
 
+TEST_F(PageServerTest, BeforeItsFirstLsnAPageServerHasNoHistoryNotNoSpace) {
+  // A page server seeded at LSN S knows nothing before S: a compute in crash
+  // recovery asking there for a page of a space created before S must hear
+  // below_horizon (skipped), not space_unknown (which compare reports as a
+  // page the page server lacks).
+  const Lsn before = Append({{W::kCreate, 1, 4, 0, "t1"}, {W::kWrite, 1, 0, 30, "old"}});
+  auto o = Options();
+  o.initial_lsn = before;
+  auto p = PageServer::Start(std::move(o));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ps_ = std::move(*p);
+  const Lsn created = Append({{W::kCreate, 2, 4, 0, "t2"}});
+  ASSERT_TRUE(WaitIngested(created));
+  const auto early = ps_->GetPage(1, 0, before - 1, before - 1);
+  EXPECT_EQ(early.code, wire::Code::kBelowHorizon) << early.error;
+  EXPECT_NE(early.error.find(std::to_string(before)), std::string::npos) << early.error;
+  // At or after S the directory decides: space 7 never existed, space 2 did.
+  EXPECT_EQ(ps_->GetPage(7, 0, created, 0).code, wire::Code::kSpaceUnknown);
+  EXPECT_EQ(ps_->GetPage(2, 0, created, 0).code, wire::Code::kOk);
+}
+
 TEST_F(PageServerTest, OverTheWireAndAfterARestart) {
   StartServer();
   Append({{W::kCreate, 1, 8, 0, "t1"}});

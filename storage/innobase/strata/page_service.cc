@@ -34,6 +34,7 @@
 
 #include "fil0fil.h"
 #include "fsp0fsp.h"
+#include "full_pages.h"
 #include "log0sys.h"
 #include "mach0data.h"
 #include "mysql/status_var.h"
@@ -54,7 +55,8 @@ namespace {
 std::atomic<uint64_t> st_compared{0}, st_equal{0}, st_lsn_drift{0},
     st_mismatches{0}, st_skipped{0}, st_errors{0}, st_wait_ns{0};
 long long st_compared_v, st_equal_v, st_lsn_drift_v, st_mismatches_v,
-    st_skipped_v, st_errors_v, st_wait_us_v;
+    st_skipped_v, st_errors_v, st_wait_us_v, st_full_pages_v, st_full_bytes_v,
+    st_unlogged_v;
 
 std::once_flag g_session_once;
 std::unique_ptr<PageServerSession> g_session;
@@ -254,6 +256,9 @@ SHOW_VAR status_vars[] = {
     STRATA_STATUS_LL("skipped", st_skipped_v),
     STRATA_STATUS_LL("errors", st_errors_v),
     STRATA_STATUS_LL("wait_us", st_wait_us_v),
+    STRATA_STATUS_LL("full_page_records", st_full_pages_v),
+    STRATA_STATUS_LL("full_page_redo_bytes", st_full_bytes_v),
+    STRATA_STATUS_LL("unlogged_writes", st_unlogged_v),
     STRATA_STATUS_END};
 }  // namespace
 
@@ -266,6 +271,10 @@ int show_status(THD *, SHOW_VAR *var, char *) {
   st_skipped_v = static_cast<long long>(st_skipped.load());
   st_errors_v = static_cast<long long>(st_errors.load());
   st_wait_us_v = static_cast<long long>(st_wait_ns.load() / 1000);
+  const strata::full_pages::Counters full = strata::full_pages::counters();
+  st_full_pages_v = static_cast<long long>(full.pages);
+  st_full_bytes_v = static_cast<long long>(full.bytes);
+  st_unlogged_v = static_cast<long long>(full.unlogged);
   return strata::show_status_array(var, status_vars);
 }
 

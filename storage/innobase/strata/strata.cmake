@@ -83,6 +83,7 @@ ADD_DEPENDENCIES(strata_logservice_client_lib strata_logservice_build)
 LIST(APPEND INNOBASE_SOURCES
   strata/backend_dir.cc
   strata/backend_logservice.cc
+  strata/full_pages.cc
   strata/local_nodes.cc
   strata/meta.cc
   strata/page_apply.cc

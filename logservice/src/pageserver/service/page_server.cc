@@ -437,6 +437,13 @@ struct PageServer::Impl {
         return Error(Code::kUnavailable, "ingested " + std::to_string(ingested) + ", waiting for " + std::to_string(nms) +
                                              (ingest_error.empty() ? "" : " (ingest: " + ingest_error + ")"));
       eff = std::min(request_lsn, ingested);
+      // Before the LSN this page server was seeded at it has no history at
+      // all: not "no such space" (the compute may well have had it), but
+      // below what is kept.
+      if (eff < opt.initial_lsn)
+        return Error(Code::kBelowHorizon, "below_horizon: LSN " + std::to_string(eff) + " is before LSN " +
+                                              std::to_string(opt.initial_lsn) + ", where this page server's history begins",
+                     eff);
       inc = dir.At(space, eff);
       if (inc) size = SpaceDirectory::SizeAt(*inc, eff);
       if (!inc)
