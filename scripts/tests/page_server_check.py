@@ -1,7 +1,7 @@
 """The page server with InnoDB's own apply code, end to end: does GetPage at
 the LSN of a clean shutdown return the pages mysqld wrote?
 
-    python3 scripts/tests/page_server_check.py [--build DIR] [--dir DIR] [--rows N]
+    python3 scripts/tests/page_server_check.py [--build DIR] [--dir DIR] [--rows N] [--sysbench SECONDS]
 
 One cluster under --dir: three logserviced nodes holding mysqld's redo, and a
 pageserverd (helper=innodb: children running this build's
@@ -90,6 +90,10 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, default=paths.BUILD / "page-server-check")
     ap.add_argument("--rows", type=int, default=6000)
     ap.add_argument("--keep", action="store_true", help="leave the cluster running (to look at a failure)")
+    ap.add_argument("--sysbench", type=int, default=0, metavar="SECONDS",
+                    help="also run sysbench's oltp_read_write for this long in the second workload (after its "
+                         "prepare, whose CREATE INDEX is a sorted build), with --sysbench-rows rows in each of 4 tables")
+    ap.add_argument("--sysbench-rows", type=int, default=50000)
     args = ap.parse_args()
 
     shutil.rmtree(args.dir, ignore_errors=True)
@@ -130,6 +134,8 @@ def main() -> int:
         m.write_config()
         m.start()
         workload_two(m, args.rows)
+        if args.sysbench:
+            sysbench(m, args)
         full = workload_ddl(m)
         m.stop()
         lsn_b = flush_lsn(m.datadir)
@@ -143,7 +149,7 @@ def main() -> int:
         if full.get("full_page_records", 0) == 0:
             say(f"FAIL: the index builds put only {full.get('full_page_records', 0)} full pages into the redo")
             failures += 1
-        return failures + compare_mode(args, ps, m)
+        return failures + compare_mode(args, ps, m, sysbench_tables=4 if args.sysbench else 0)
     finally:
         if args.keep:
             say(f"left running: pageserverd on port {ps.port if ps else None}, nodes, mysqld stopped")
@@ -159,6 +165,22 @@ def main() -> int:
 def page_service_status(m: MysqldInstance) -> dict[str, int]:
     return {k.removeprefix("Innodb_page_service_"): int(v) for k, v in (line.split("\t") for line in
             m.sql("SHOW GLOBAL STATUS LIKE 'Innodb_page_service%'").splitlines())}
+
+
+def sysbench(m: MysqldInstance, args) -> None:
+    """sysbench as users run it, with every page read compared: a 32 MiB
+    buffer pool holds less than the tables, so the run reads pages back."""
+    m.sql("CREATE DATABASE sbtest")
+    common = ["--db-driver=mysql", f"--mysql-socket={m.socket}", "--mysql-user=root", "--mysql-db=sbtest",
+              "--tables=4", f"--table-size={args.sysbench_rows}"]
+    for step in (["prepare"], ["run", "--threads=8", f"--time={args.sysbench}", "--report-interval=10"]):
+        r = subprocess.run(["sysbench", "oltp_read_write", *common, *step], capture_output=True, text=True,
+                           timeout=args.sysbench + 600)
+        (args.dir / f"sysbench-{step[0]}.out").write_text(r.stdout + r.stderr)
+        if r.returncode != 0:
+            raise RuntimeError(f"sysbench {step[0]} failed; see {args.dir}/sysbench-{step[0]}.out")
+    tps = [line.strip() for line in r.stdout.splitlines() if "transactions:" in line]
+    say(f"sysbench oltp_read_write {args.sysbench} s, 8 threads, 4 x {args.sysbench_rows} rows: {tps[0] if tps else '?'}")
 
 
 def workload_ddl(m: MysqldInstance) -> dict[str, int]:
@@ -178,7 +200,8 @@ def workload_ddl(m: MysqldInstance) -> dict[str, int]:
     m.sql("CREATE TEMPORARY TABLE pa.tmp (a INT) ENGINE=InnoDB; INSERT INTO pa.tmp VALUES (1); DROP TEMPORARY TABLE pa.tmp")
     status = page_service_status(m)
     say(f"index builds: {status.get('full_page_records')} full pages, {status.get('full_page_redo_bytes')} bytes of "
-        f"redo for them, {status.get('unlogged_writes')} pages that could not be logged")
+        f"redo for them, {status.get('unlogged_writes')} pages that could not be logged; so far "
+        f"{status.get('compared')} page reads compared, {status.get('mismatches')} mismatches")
     return status
 
 
@@ -187,7 +210,7 @@ def crc32_page_checksum(page: bytes) -> int:
     return crc32c(page[4:26]) ^ crc32c(page[38:len(page) - 8])
 
 
-def compare_mode(args, ps: PageServer, m: MysqldInstance) -> int:
+def compare_mode(args, ps: PageServer, m: MysqldInstance, sysbench_tables: int = 0) -> int:
     """mysqld with innodb_page_service=compare and a small buffer pool: every
     page it reads is compared with the page server's. One page is made wrong
     on the page server first (a valid page with one byte changed, as an
@@ -228,7 +251,10 @@ def compare_mode(args, ps: PageServer, m: MysqldInstance) -> int:
             m.sql("SELECT COUNT(*), SUM(LENGTH(pad)) FROM pa.t FORCE INDEX (PRIMARY); SELECT COUNT(*) FROM pa.t FORCE INDEX (k);"
                   "SELECT COUNT(*) FROM pa.t FORCE INDEX (kp); SELECT COUNT(*) FROM pa.z FORCE INDEX (zp);"
                   "SELECT COUNT(*), SUM(LENGTH(pad)) FROM pa.z; SELECT COUNT(*) FROM pa.n;"
-                  "SELECT COUNT(*), SUM(LENGTH(doc)) FROM pa.b; SELECT COUNT(*) FROM mysql.help_topic")
+                  "SELECT COUNT(*), SUM(LENGTH(doc)) FROM pa.b; SELECT COUNT(*) FROM mysql.help_topic"
+                  + "".join(f"; SELECT COUNT(*), SUM(LENGTH(c)) FROM sbtest.sbtest{i} FORCE INDEX (PRIMARY)"
+                            f"; SELECT COUNT(*) FROM sbtest.sbtest{i} FORCE INDEX (k_{i})"
+                            for i in range(1, sysbench_tables + 1)))
             m.sql("UPDATE pa.t SET k = k + 1 WHERE id % 17 = 0; UPDATE pa.n SET v = REPEAT('m', 120) WHERE id % 5 = 0")
         status = {"Innodb_page_service_" + k: v for k, v in page_service_status(m).items()}
     finally:
