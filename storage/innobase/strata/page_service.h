@@ -9,6 +9,10 @@
 //
 // Threads: compare_read() runs in whichever thread completes a page read
 // (a user thread, an I/O thread); calls to the page server go one at a time.
+//
+// `on` mode (innodb_page_service=on) reads pages from the page servers
+// instead of the files, which the compute still writes (issue 34 stops
+// that). See page_service.cc for the LSNs it asks at.
 #pragma once
 #include "buf0types.h"
 #include "page0size.h"
@@ -24,9 +28,13 @@ extern ulong cfg_mode;            // 0 off, 1 compare, 2 on
 extern char *cfg_addresses;       // tcp://host:port[,...]
 extern ulong cfg_compare_action;  // 0 abort, 1 log
 extern bool g_comparing;
+extern bool g_serving;
 
 /** @return true iff page reads are compared with a page server. */
 inline bool comparing() { return g_comparing; }
+
+/** @return true iff pages are read from the page servers (`on`). */
+inline bool serving() { return g_serving; }
 
 /** Checks the innodb_page_service* options (in innodb_init_params, after the
 log service's): compare needs the log service, page server addresses and
@@ -38,6 +46,22 @@ bool validate_params();
 image of page_size.physical() bytes as read from the file. */
 void compare_read(const page_id_t &page_id, const page_size_t &page_size,
                   const byte *frame);
+
+/** innodb_page_service=on: reads a page from a page server into `dst`
+(page_size.physical() bytes), in place of the file read; InnoDB's checks
+then run on it as on a page read from disk. Waits while no page server
+answers, and stops the server if none does within a minute or one says it
+lacks the page (a page server must never be worked around by reading the
+file, which issue 34 removes).
+@return false for a page that is not served (temporary tablespaces): read
+the file */
+bool read_page(const page_id_t &page_id, const page_size_t &page_size,
+               void *dst);
+
+/** A page leaves the buffer pool (buf_LRU_free_page): its newest LSN goes
+into the last-written-LSN cache, which says how far a page server must have
+ingested before it can answer for the page (`on`). */
+void note_evicted(const buf_page_t *bpage);
 
 /** SHOW STATUS: the Innodb_page_service_* variables (empty when off). */
 int show_status(THD *thd, SHOW_VAR *var, char *buff);

@@ -84,6 +84,7 @@ LIST(APPEND INNOBASE_SOURCES
   strata/backend_dir.cc
   strata/backend_logservice.cc
   strata/full_pages.cc
+  strata/lwlsn_cache.cc
   strata/local_nodes.cc
   strata/meta.cc
   strata/page_apply.cc
