@@ -24,7 +24,7 @@
 #include "format.h"
 #include "layer_reader.h"
 #include "layer_writer.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 
 using namespace strata::pageserver;
 using strata::logservice::FaultInjectionFileSystem;

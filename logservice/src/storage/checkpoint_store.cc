@@ -1,6 +1,6 @@
 // CheckpointStore: one durable file "checkpoint" (format in disk_format.h,
 // replace protocol in durable_file.h).
-#include "strata/logservice/checkpoint_store.h"
+#include "storage/checkpoint_store.h"
 
 #include "durable_file.h"
 #include "strata/rdma/little_endian.h"

@@ -9,7 +9,7 @@
 // damaged truncation at the very end is rewritten at Open when the owner
 // names it (PageStoreOptions::last_truncation); other damage refuses.
 // Locks: mu_ before the journal's mutex; fdatasync without mu_.
-#include "strata/logservice/page_store.h"
+#include "storage/page_store.h"
 
 #include <map>
 #include <mutex>

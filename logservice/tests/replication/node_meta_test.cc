@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "node_meta.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 
 namespace strata::logservice::server {
 namespace {

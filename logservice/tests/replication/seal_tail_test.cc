@@ -22,7 +22,7 @@
 #include "node.h"
 #include "node_meta.h"
 #include "rpc.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice {
