@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "strata/logservice/log_store.h"
+#include "storage/log_store.h"
 
 namespace {
 

@@ -19,19 +19,19 @@
 #include <string>
 #include <vector>
 
-#include "coding.h"
 #include "strata/rdma/crc32c.h"
+#include "strata/rdma/little_endian.h"
 #include "format.h"
 #include "layer_reader.h"
 #include "layer_writer.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 
 using namespace strata::pageserver;
 using strata::logservice::FaultInjectionFileSystem;
 using strata::rdma::Crc32c;
-using strata::logservice::storage::GetFixed32;
-using strata::logservice::storage::GetFixed64;
-using strata::logservice::storage::PutFixed32;
+using strata::rdma::GetFixed32;
+using strata::rdma::GetFixed64;
+using strata::rdma::PutFixed32;
 
 namespace {
 

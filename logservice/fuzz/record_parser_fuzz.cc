@@ -22,14 +22,16 @@
 #include <string_view>
 #include <vector>
 
-#include "coding.h"
 #include "strata/rdma/crc32c.h"
+#include "strata/rdma/little_endian.h"
 #include "disk_format.h"
 
 using namespace strata::logservice;
 using namespace strata::logservice::storage;
 
 using strata::rdma::Crc32c;
+using strata::rdma::GetFixed32;
+using strata::rdma::PutFixed32;
 
 namespace {
 

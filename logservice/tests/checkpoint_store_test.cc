@@ -2,8 +2,8 @@
 // step of the atomic replace.
 #include <cerrno>
 
-#include "strata/logservice/checkpoint_store.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/checkpoint_store.h"
+#include "storage/fault_injection_file_system.h"
 #include "test_support.h"
 
 namespace strata::logservice {

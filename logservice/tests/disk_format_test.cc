@@ -1,6 +1,6 @@
 // The on-disk codecs: round trips, and every rejection path of each reader.
-#include "coding.h"
 #include "strata/rdma/crc32c.h"
+#include "strata/rdma/little_endian.h"
 #include "disk_format.h"
 #include "test_support.h"
 
@@ -8,6 +8,9 @@ namespace strata::logservice::storage {
 namespace {
 
 using rdma::Crc32c;
+using rdma::GetFixed32;
+using rdma::PutFixed32;
+using rdma::PutFixed64;
 
 std::string OneRecord(RecordHeader h, std::string_view payload) {
   std::string out;

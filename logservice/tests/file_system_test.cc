@@ -2,8 +2,8 @@
 // the fault-injecting one's crash model, which the crash tests rely on.
 #include <cerrno>
 
-#include "strata/logservice/fault_injection_file_system.h"
-#include "strata/logservice/file_system.h"
+#include "storage/fault_injection_file_system.h"
+#include "storage/file_system.h"
 #include "test_support.h"
 
 namespace strata::logservice {

@@ -8,8 +8,8 @@
 // and the frontiers are ordered.
 #include <cerrno>
 
-#include "strata/logservice/fault_injection_file_system.h"
-#include "strata/logservice/log_store.h"
+#include "storage/fault_injection_file_system.h"
+#include "storage/log_store.h"
 #include "test_support.h"
 
 namespace strata::logservice {

@@ -7,8 +7,8 @@
 #include "disk_format.h"
 #include "segment_journal.h"
 
-#include "strata/logservice/fault_injection_file_system.h"
-#include "strata/logservice/log_store.h"
+#include "storage/fault_injection_file_system.h"
+#include "storage/log_store.h"
 #include "test_support.h"
 
 namespace strata::logservice {

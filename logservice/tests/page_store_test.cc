@@ -1,8 +1,8 @@
 // PageStore stage 1: versions by LSN, durability, truncation, recovery.
 #include <cerrno>
 
-#include "strata/logservice/fault_injection_file_system.h"
-#include "strata/logservice/page_store.h"
+#include "storage/fault_injection_file_system.h"
+#include "storage/page_store.h"
 #include "disk_format.h"
 #include "test_support.h"
 

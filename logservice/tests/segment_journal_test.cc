@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "segment_journal.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 #include "test_support.h"
 
 namespace strata::logservice::storage {

@@ -12,9 +12,6 @@ constexpr uint64_t kBulkTokenBit = uint64_t{1} << 63;
 // queues CHALLENGE, then ACCEPT or REFUSE; a client AUTH), and after it.
 constexpr size_t kHandshakeControlFrames = 4;
 constexpr size_t kControlFrames = 64;
-// Send: payloads at least this big wait for a full socket to drain rather
-// than being copied into the send arena (see Enqueue).
-constexpr size_t kDirectWaitMinBytes = 16 * 1024;
 
 std::string Printable(std::span<const std::byte> text) {
   std::string s;
@@ -129,160 +126,68 @@ Status ConnectionCore::Enqueue(std::span<const std::byte> payload, bool bulk, Se
     return InvalidArgument("payload of " + std::to_string(payload.size()) + " bytes exceeds max_message_size " +
                            std::to_string(max_message_size()) + " (use SendBulk)");
   }
-  const uint32_t total = static_cast<uint32_t>(wire::kHeaderSize + payload.size());
-  const auto deadline = Clock::now() + wait;
-  bool waited_for_socket = false, waited_for_credit = false;
+  PendingSend send;
+  send.payload = payload;
+  send.total = static_cast<uint32_t>(wire::kHeaderSize + payload.size());
+  send.bulk = bulk;
+  send.more = more;
+  send.wait = wait;
+  send.deadline = Clock::now() + wait;
+  send.done = std::move(done);
   // kMore batches small frames into one write; a large payload is a write
-  // of its own anyway, so it ends the batch instead of being copied into it.
-  const bool large = !bulk && payload.size() >= kDirectWaitMinBytes && SupportsDirectSend();
-  if (large) more = false;
+  // of its own anyway (direct sends), so it ends the batch instead of being
+  // copied into it.
+  send.large = !bulk && payload.size() >= kDirectWaitMinBytes && SupportsDirectSend();
+  if (send.large) send.more = false;
   std::unique_lock lock(mu_);
   for (;;) {
     if (state_ != State::kOpen) {
       if (state_ == State::kClosed) return Closed("connection is closed (" + close_status_.ToString() + ")");
       return Closed("connection is closing");
     }
-    // A batch held back by kMore goes first, then this one leaves directly.
-    if (large && !msgs_.empty() && admitted_ == msgs_.size() && !WriteBlockedLocked()) PumpLocked();
-    // Fast path: nothing queued and a credit in hand: write from the
-    // caller's memory without copying (TCP).
-    if (!bulk && !more && SupportsDirectSend() && msgs_.empty() && ctrl_.empty() && send_credits_ > 0) {
-      OutFrame f;
-      f.type = wire::FrameType::kData;
-      f.sequence = next_send_seq_++;
-      f.payload_crc = PayloadCrc(payload);
-      std::byte header[wire::kHeaderSize];
-      f.region = header - 0;  // SealLocked writes the header here
-      f.size = total;
-      SealLocked(f);
-      --send_credits_;
-      Result<size_t> wrote = DirectSendLocked({header, wire::kHeaderSize}, payload);
-      if (!wrote.ok()) {
-        FailLocked(wrote.status());
-        Status s = wrote.status();
-        RunCompletions(lock);
-        return s;
-      }
-      if (*wrote == total) {
-        ++stats_.messages_sent;
-        stats_.bytes_sent += payload.size();
-        NoteSentLocked();
-        lock.unlock();
-        if (done) done(Status::Ok());
-        return Status::Ok();
-      }
-      // Partial write: the arena is empty, so the frame fits; reserve its
-      // slot. A large payload stays in the caller's memory while this Send
-      // pushes the rest out itself (a blocking socket's behaviour: copying
-      // 64 KiB and handing over to the I/O thread costs more); a small one,
-      // or one whose caller cannot wait, is copied and left to the pump.
-      const auto offset = send_alloc_.Allocate(total);
-      assert(offset.has_value());
-      // Not on the I/O thread (a handler's Send): waiting there for socket
-      // space would also stop it reading, and a peer doing the same would
-      // wait on us in turn.
-      const bool finish_here = wait.count() > 0 && payload.size() >= kDirectWaitMinBytes && !OnIoThread();
-      f.region = send_arena_.get() + *offset;
-      std::memcpy(f.region, header, wire::kHeaderSize);
-      if (finish_here) {
-        f.external = payload.data();
-      } else {
-        std::memcpy(f.region + wire::kHeaderSize, payload.data(), payload.size());
-      }
-      f.written = static_cast<uint32_t>(*wrote);
-      f.done = std::move(done);
-      const uint32_t sequence = f.sequence;
-      msgs_.push_back(std::move(f));
-      admitted_ = 1;
-      if (finish_here) {
-        BeginLinkWaitLocked();
-        NoteLinkFullLocked();  // it just took less than the frame: skip a write that would only say EAGAIN
-        FinishExternalFrameLocked(lock, sequence, deadline);
-        EndLinkWaitLocked();
-      } else {
-        PumpLocked();
-      }
-      RunCompletions(lock);
-      return Status::Ok();
+    // Backends that can write from the caller's memory (TCP) try that
+    // first (connection_core_direct_send.cc).
+    if (SupportsDirectSend()) {
+      Status sent;
+      const DirectStep step = DirectSendStepLocked(lock, send, &sent);
+      if (step == DirectStep::kDone) return sent;
+      if (step == DirectStep::kWaited) continue;
     }
-    // A large message behind a full socket: copying it into the send arena
-    // costs more than waiting, like a blocking socket, for the queue to
-    // drain and then writing it from the caller's memory. Only when every
-    // queued frame holds a credit (the queue drains by itself) and the
-    // caller allows a wait; once per Send. Not on the I/O thread (see above).
-    if (!bulk && !more && !waited_for_socket && wait.count() > 0 && payload.size() >= kDirectWaitMinBytes &&
-        SupportsDirectSend() && OnlyLinkBlocksLocked() && send_credits_ > 0 && !OnIoThread()) {
-      waited_for_socket = true;
-      BeginLinkWaitLocked();
-      while (state_ == State::kOpen && !(msgs_.empty() && ctrl_.empty()) && OnlyLinkBlocksLocked() &&
-             Clock::now() < deadline) {
-        WaitForLinkLocked(lock, deadline);
-      }
-      EndLinkWaitLocked();
-      continue;
-    }
-    // Likewise when the receiver has not returned credits yet: it is the
-    // bottleneck, and copying 64 KiB only takes CPU it needs (two vCPUs
-    // here); the credits come back in batches (a quarter of the window).
-    // Never on the I/O thread: it is the one that would read the credits.
-    if (large && !waited_for_credit && wait.count() > 0 && send_credits_ == 0 && admitted_ == msgs_.size() &&
-        !OnIoThread()) {
-      waited_for_credit = true;
-      space_cv_.wait_until(lock, deadline, [&] { return state_ != State::kOpen || send_credits_ > 0; });
-      continue;
-    }
+    // The common path: copy the frame into the send arena (DATA) or the
+    // bulk staging ring (BULK), queue it, and let the backend pump it.
     if (!msgs_.full()) {
       RingAllocator& alloc = bulk ? bulk_alloc_ : send_alloc_;
-      if (const auto offset = alloc.Allocate(total)) {
+      if (const auto offset = alloc.Allocate(send.total)) {
         OutFrame f;
         f.kind = bulk ? OutFrame::Kind::kBulk : OutFrame::Kind::kData;
         f.type = bulk ? wire::FrameType::kBulk : wire::FrameType::kData;
         f.region = (bulk ? bulk_stage_.get() : send_arena_.get()) + *offset;
-        f.size = total;
+        f.size = send.total;
         f.aux = bulk ? *offset : 0;
         f.sequence = next_send_seq_++;
         std::memcpy(f.region + wire::kHeaderSize, payload.data(), payload.size());
         f.payload_crc = PayloadCrc(payload);
-        f.done = std::move(done);
+        f.done = std::move(send.done);
         msgs_.push_back(std::move(f));
         AdmitLocked();
         // kMore holds the batch back, but never past half the send buffer.
-        if (!more || send_alloc_.used() * 2 > send_alloc_.capacity() || msgs_.size() * 2 > msgs_.capacity()) PumpLocked();
+        if (!send.more || send_alloc_.used() * 2 > send_alloc_.capacity() || msgs_.size() * 2 > msgs_.capacity())
+          PumpLocked();
         RunCompletions(lock);
         return Status::Ok();
       }
     }
-    if (Clock::now() >= deadline) {
+    if (Clock::now() >= send.deadline) {
       ++stats_.busy_rejections;
       return Busy("send buffer full: " + std::to_string(msgs_.size()) + " messages queued, " +
                   std::to_string(send_credits_) + " credits; the receiver is not keeping up");
     }
     if (admitted_ > 0 && OnlyLinkBlocksLocked()) {
       BeginLinkWaitLocked();
-      WaitForLinkLocked(lock, deadline);
+      WaitForLinkLocked(lock, send.deadline);
       EndLinkWaitLocked();
     } else {
-      space_cv_.wait_until(lock, deadline);  // for credits: the I/O thread signals
-    }
-  }
-}
-
-void ConnectionCore::FinishExternalFrameLocked(std::unique_lock<std::mutex>& lock, uint32_t sequence,
-                                               Clock::time_point deadline) {
-  auto queued = [&] { return !msgs_.empty() && msgs_.front().sequence == sequence && msgs_.front().external != nullptr; };
-  while (queued()) {
-    if (Clock::now() >= deadline) {
-      // Out of time: the payload moves into the slot reserved for it and
-      // the I/O thread finishes the frame after we return.
-      OutFrame& f = msgs_.front();
-      std::memcpy(f.region + wire::kHeaderSize, f.external, f.size - wire::kHeaderSize);
-      f.external = nullptr;
-      break;
-    }
-    if (WriteBlockedLocked()) {
-      WaitForLinkLocked(lock, deadline);
-    } else {
-      PumpLocked();
+      space_cv_.wait_until(lock, send.deadline);  // for credits: the I/O thread signals
     }
   }
 }

@@ -27,7 +27,9 @@
 // alone. Handlers and SendCallbacks are never called with mu_ held.
 //
 // Backends implement PumpLocked (push admitted frames to the wire), the
-// optional direct-write fast path, and the teardown hooks. Failure: the first
+// optional direct-write fast path (its use by Send is in
+// connection_core_direct_send.cc, apart from the common path), and the
+// teardown hooks. Failure: the first
 // error wins, is logged once here, fails every queued send with the same
 // Status, and the backend finalizes on the I/O thread, which runs on_close.
 #pragma once
@@ -223,8 +225,36 @@ class ConnectionCore : public Connection,
   std::condition_variable space_cv_;
 
  private:
+  // One Send or SendBulk on its way into the queues (Enqueue's loop).
+  struct PendingSend {
+    std::span<const std::byte> payload;
+    uint32_t total = 0;  // header + payload bytes
+    bool bulk = false;
+    bool more = false;   // SendFlags::kMore (a large payload clears it)
+    // DATA of kDirectWaitMinBytes or more on a backend with direct sends.
+    bool large = false;
+    std::chrono::milliseconds wait{0};
+    Clock::time_point deadline{};
+    SendCallback done;
+    // The direct-send waits, each at most once per Send.
+    bool waited_for_socket = false;
+    bool waited_for_credit = false;
+  };
+  // Direct sends: payloads at least this big wait for a full socket to drain
+  // (or for credits) rather than being copied into the send arena.
+  static constexpr size_t kDirectWaitMinBytes = 16 * 1024;
+  // The common path of Send and SendBulk: check the size, then copy into
+  // the send arena or bulk staging ring and pump, waiting (up to `wait`)
+  // for space or credits; a backend with direct sends gets a turn first.
   Status Enqueue(std::span<const std::byte> payload, bool bulk, SendCallback done, std::chrono::milliseconds wait,
                  bool more);
+  // Direct sends (connection_core_direct_send.cc), only on backends with
+  // SupportsDirectSend: kDone when the Send finished there (*result is
+  // what it returns; mu_ may be unlocked), kWaited when it waited for the
+  // link or for credits (Enqueue looks again), kNotTaken when the common
+  // path should queue the frame.
+  enum class DirectStep { kNotTaken, kWaited, kDone };
+  DirectStep DirectSendStepLocked(std::unique_lock<std::mutex>& lock, PendingSend& send, Status* result);
   void AdmitLocked();
   // The link is the only thing a Send waits for: every queued frame holds a credit.
   bool OnlyLinkBlocksLocked() const { return WriteBlockedLocked() && admitted_ == msgs_.size(); }

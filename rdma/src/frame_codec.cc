@@ -6,25 +6,10 @@
 #include <string>
 
 #include "strata/rdma/crc32c.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::rdma {
 namespace {
-
-void Put32(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
-}
-void Put16(std::byte* p, uint16_t v) {
-  p[0] = static_cast<std::byte>(v);
-  p[1] = static_cast<std::byte>(v >> 8);
-}
-uint32_t Get32(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-  return v;
-}
-uint16_t Get16(const std::byte* p) {
-  return static_cast<uint16_t>(static_cast<uint16_t>(p[0]) | (static_cast<uint16_t>(p[1]) << 8));
-}
 
 std::string Hex(uint32_t v) {
   char buf[16];
@@ -53,31 +38,31 @@ const char* FrameTypeName(wire::FrameType type) {
 
 void EncodeHeader(const FrameHeader& h, std::byte* out) {
   using namespace wire::offset;
-  Put32(out + kMagic, h.magic);
+  PutFixed32(out + kMagic, h.magic);
   out[kVersion] = static_cast<std::byte>(h.version);
   out[kType] = static_cast<std::byte>(h.type);
-  Put16(out + kFlags, h.flags);
-  Put32(out + kLength, h.length);
-  Put32(out + kSequence, h.sequence);
-  Put32(out + kCredits, h.credits);
-  Put32(out + kBulkFreed, h.bulk_freed);
-  Put32(out + kAux, h.aux);
-  Put32(out + kChecksum, h.checksum);
+  PutFixed16(out + kFlags, h.flags);
+  PutFixed32(out + kLength, h.length);
+  PutFixed32(out + kSequence, h.sequence);
+  PutFixed32(out + kCredits, h.credits);
+  PutFixed32(out + kBulkFreed, h.bulk_freed);
+  PutFixed32(out + kAux, h.aux);
+  PutFixed32(out + kChecksum, h.checksum);
 }
 
 FrameHeader DecodeHeader(const std::byte* in) {
   using namespace wire::offset;
   FrameHeader h;
-  h.magic = Get32(in + kMagic);
+  h.magic = GetFixed32(in + kMagic);
   h.version = static_cast<uint8_t>(in[kVersion]);
   h.type = static_cast<wire::FrameType>(in[kType]);
-  h.flags = Get16(in + kFlags);
-  h.length = Get32(in + kLength);
-  h.sequence = Get32(in + kSequence);
-  h.credits = Get32(in + kCredits);
-  h.bulk_freed = Get32(in + kBulkFreed);
-  h.aux = Get32(in + kAux);
-  h.checksum = Get32(in + kChecksum);
+  h.flags = GetFixed16(in + kFlags);
+  h.length = GetFixed32(in + kLength);
+  h.sequence = GetFixed32(in + kSequence);
+  h.credits = GetFixed32(in + kCredits);
+  h.bulk_freed = GetFixed32(in + kBulkFreed);
+  h.aux = GetFixed32(in + kAux);
+  h.checksum = GetFixed32(in + kChecksum);
   return h;
 }
 
@@ -88,16 +73,16 @@ uint32_t PayloadCrc(std::span<const std::byte> payload) {
 static uint32_t HeaderCrc(const std::byte* header, uint32_t payload_crc) {
   std::byte copy[wire::kHeaderSize];
   std::memcpy(copy, header, wire::kHeaderSize);
-  Put32(copy + wire::offset::kChecksum, 0);
+  PutFixed32(copy + wire::offset::kChecksum, 0);
   return Crc32c(payload_crc, copy, wire::kHeaderSize);
 }
 
 void SealHeader(std::byte* header, uint32_t payload_crc) {
-  Put32(header + wire::offset::kChecksum, HeaderCrc(header, payload_crc));
+  PutFixed32(header + wire::offset::kChecksum, HeaderCrc(header, payload_crc));
 }
 
 Status VerifyChecksum(const std::byte* header, std::span<const std::byte> payload) {
-  const uint32_t want = Get32(header + wire::offset::kChecksum);
+  const uint32_t want = GetFixed32(header + wire::offset::kChecksum);
   const uint32_t got = HeaderCrc(header, PayloadCrc(payload));
   if (want != got) return ProtocolError("checksum mismatch (frame says " + Hex(want) + ", computed " + Hex(got) + ")");
   return Status::Ok();

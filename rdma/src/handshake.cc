@@ -10,42 +10,27 @@
 #include <optional>
 #include <string>
 
+#include "strata/rdma/little_endian.h"
+
 namespace strata::rdma {
 namespace {
 
 using Mac = std::array<std::byte, wire::kMacSize>;
 
-void Put32(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
-}
-void Put64(std::byte* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
-}
-uint32_t Get32(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-  return v;
-}
-uint64_t Get64(const std::byte* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
 void EncodeParams(const PeerParams& p, std::byte* out) {
-  Put32(out, p.receive_credits);
-  Put32(out + 4, p.max_message_size);
-  Put32(out + 8, p.bulk_ring_size);
-  Put32(out + 12, p.bulk_rkey);
-  Put64(out + 16, p.bulk_ring_addr);
+  PutFixed32(out, p.receive_credits);
+  PutFixed32(out + 4, p.max_message_size);
+  PutFixed32(out + 8, p.bulk_ring_size);
+  PutFixed32(out + 12, p.bulk_rkey);
+  PutFixed64(out + 16, p.bulk_ring_addr);
 }
 PeerParams DecodeParams(const std::byte* in) {
   PeerParams p;
-  p.receive_credits = Get32(in);
-  p.max_message_size = Get32(in + 4);
-  p.bulk_ring_size = Get32(in + 8);
-  p.bulk_rkey = Get32(in + 12);
-  p.bulk_ring_addr = Get64(in + 16);
+  p.receive_credits = GetFixed32(in);
+  p.max_message_size = GetFixed32(in + 4);
+  p.bulk_ring_size = GetFixed32(in + 8);
+  p.bulk_rkey = GetFixed32(in + 12);
+  p.bulk_ring_addr = GetFixed64(in + 16);
   return p;
 }
 

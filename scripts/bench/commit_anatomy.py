@@ -26,7 +26,6 @@ Raw snapshots and sysbench output stay in the run folder (and next to the
 report); the page gives each stage's mean over rounds with a 95% interval.
 """
 import json
-import math
 import os
 import re
 import statistics
@@ -39,6 +38,7 @@ from pathlib import Path
 from strata_tools import paths, ports
 
 from . import lock as bench_lock
+from . import stats as st
 from .runner import BenchError
 from .scenarios import LUA_DIR
 from .servers import MysqldServer, check_build, server_version
@@ -48,8 +48,6 @@ DEFAULT_TARGETS = ["stock", "fork:innodb-log-service-local-nodes=3"]
 ROOT = paths.BUILD / "bench" / "anatomy"
 LUA = LUA_DIR / "anatomy_insert.lua"
 BUCKETS = 20  # LatencyHistogram::kBuckets
-# Student's t, two-sided 95%, by degrees of freedom.
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 SERVER_OPTIONS = {
     "innodb_buffer_pool_size": str(1 << 30),
@@ -403,20 +401,13 @@ def _uptime() -> str:
 
 # ---- the page ----------------------------------------------------------------------------------
 
-def mean_ci(values: list) -> tuple[float | None, float | None]:
-    v = [x for x in values if x is not None]
-    if not v:
-        return None, None
-    if len(v) == 1:
-        return v[0], None
-    m = statistics.mean(v)
-    return m, T95.get(len(v) - 1, 1.96) * statistics.stdev(v) / math.sqrt(len(v))
-
-
 def fmt(values: list, unit: str = "us") -> str:
-    m, ci = mean_ci(values)
-    if m is None:
+    """A stage's values over rounds as mean ± the half-width of its 95% interval (stats.py, as on
+    every strata-bench page); one round: the mean alone; none: a dash."""
+    iv = st.interval(values)
+    if iv is None:
         return "—"
+    m, ci = iv.mean, (iv.half if iv.n >= 2 else None)
     if unit == "us":
         text = f"{m / 1000:,.2f} ms" if abs(m) >= 1000 else f"{m:,.0f} us"
         if ci is not None:

@@ -47,8 +47,8 @@
 #include "quorum.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
-#include "strata/logservice/network.h"
-#include "strata/logservice/runtime.h"
+#include "runtime/network.h"
+#include "runtime/runtime.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice::client {

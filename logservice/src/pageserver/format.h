@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "strata/logservice/status.h"
-#include "strata/pageserver/store.h"
+#include "pageserver/store.h"
 
 namespace strata::pageserver::format {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "format.h"
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 
 namespace strata::pageserver {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "format.h"
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 
 namespace strata::pageserver {
 

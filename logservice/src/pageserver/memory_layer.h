@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "strata/pageserver/store.h"
+#include "pageserver/store.h"
 
 namespace strata::pageserver {
 

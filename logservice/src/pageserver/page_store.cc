@@ -42,7 +42,7 @@
 #include "manifest.h"
 #include "memory_layer.h"
 #include "page_index.h"
-#include "strata/pageserver/store.h"
+#include "pageserver/store.h"
 
 namespace strata::pageserver {
 

@@ -9,14 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace strata::logservice::repl {
+#include "strata/rdma/little_endian.h"
 
-// The n-byte little-endian number at p (a header field read in place).
-inline std::uint64_t LoadLe(const char* p, int n) {
-  std::uint64_t x = 0;
-  for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
-  return x;
-}
+namespace strata::logservice::repl {
 
 class ByteWriter {
  public:
@@ -29,9 +24,7 @@ class ByteWriter {
   std::string& out() { return out_; }
 
  private:
-  void Raw(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
+  void Raw(std::uint64_t v, int n) { rdma::AppendLe(&out_, v, n); }
   std::string out_;
 };
 
@@ -68,10 +61,8 @@ class ByteReader {
   }
   bool Raw(std::uint64_t* v, int n) {
     if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
-    std::uint64_t x = 0;
-    for (int i = 0; i < n; ++i) x |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
+    *v = rdma::LoadLe(in_.data() + pos_, n);
     pos_ += n;
-    *v = x;
     return true;
   }
   bool Take(std::size_t n, std::string* s) {

@@ -2,11 +2,12 @@
 #include "message_header.h"
 
 #include "byte_codec.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::logservice::header {
 
 using repl::ByteWriter;
-using repl::LoadLe;
+using rdma::LoadLe;
 
 std::string Encode(const Protocol& protocol, const Fields& fields, std::string_view body) {
   ByteWriter w;

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "codec.h"
-#include "strata/logservice/network.h"
-#include "strata/logservice/runtime.h"
+#include "runtime/network.h"
+#include "runtime/runtime.h"
 #include "strata/logservice/status.h"
 #include "strata/rdma/rdma.h"
 

@@ -1,8 +1,8 @@
 // TransportNetwork: the Network of logserviced and of the client library
 // (network.h): an rdma::Transport, on SystemRuntime().
-#include "strata/logservice/network.h"
+#include "runtime/network.h"
 
-#include "strata/logservice/runtime.h"
+#include "runtime/runtime.h"
 
 namespace strata::logservice {
 namespace {

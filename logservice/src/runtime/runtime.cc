@@ -1,7 +1,7 @@
 // SystemRuntime: the Runtime of logserviced and of the client library in
 // mysqld (runtime.h): std::thread, std::condition_variable (inside CondVar),
 // std::chrono::steady_clock, std::random_device.
-#include "strata/logservice/runtime.h"
+#include "runtime/runtime.h"
 
 #include <cstdlib>
 #include <random>

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {

@@ -12,11 +12,11 @@
 #include "quorum.h"
 #include "rpc.h"
 #include "send_path.h"
-#include "strata/logservice/checkpoint_store.h"
-#include "strata/logservice/log_store.h"
-#include "strata/logservice/network.h"
-#include "strata/logservice/page_store.h"
-#include "strata/logservice/runtime.h"
+#include "storage/checkpoint_store.h"
+#include "storage/log_store.h"
+#include "runtime/network.h"
+#include "storage/page_store.h"
+#include "runtime/runtime.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice::server {

@@ -71,9 +71,9 @@
 #include <vector>
 
 #include "codec.h"
-#include "strata/logservice/file_system.h"
-#include "strata/logservice/network.h"
-#include "strata/logservice/runtime.h"
+#include "storage/file_system.h"
+#include "runtime/network.h"
+#include "runtime/runtime.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {

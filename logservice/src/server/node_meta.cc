@@ -2,6 +2,7 @@
 #include "node_meta.h"
 
 #include "durable_file.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::logservice::server {
 namespace {
@@ -18,15 +19,11 @@ namespace {
 constexpr std::uint32_t kMetaVersion = 5;
 constexpr std::uint32_t kTailVersion = 1;
 
-void Put64(std::string* o, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) o->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
+void Put64(std::string* o, std::uint64_t v) { rdma::AppendLe(o, v, 8); }
 bool Get64(std::string_view* in, std::uint64_t* v) {
   if (in->size() < 8) return false;
-  std::uint64_t x = 0;
-  for (int i = 0; i < 8; ++i) x |= std::uint64_t(static_cast<unsigned char>((*in)[i])) << (8 * i);
+  *v = rdma::GetFixed64(in->data());
   in->remove_prefix(8);
-  *v = x;
   return true;
 }
 void PutStr(std::string* o, std::string_view s) { Put64(o, s.size()); o->append(s); }

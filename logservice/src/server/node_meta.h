@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "codec.h"
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {

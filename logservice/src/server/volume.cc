@@ -5,19 +5,15 @@
 
 #include "durable_file.h"
 #include "node_meta.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::logservice::server {
 namespace {
 
-void Put32(std::string* o, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) o->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void Put64(std::string* o, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) o->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
+void Put32(std::string* o, std::uint32_t v) { rdma::AppendLe(o, v, 4); }
+void Put64(std::string* o, std::uint64_t v) { rdma::AppendLe(o, v, 8); }
 std::uint64_t GetN(std::string_view* in, int bytes) {
-  std::uint64_t x = 0;
-  for (int i = 0; i < bytes; ++i) x |= std::uint64_t(static_cast<unsigned char>((*in)[i])) << (8 * i);
+  const std::uint64_t x = rdma::LoadLe(in->data(), bytes);
   in->remove_prefix(bytes);
   return x;
 }

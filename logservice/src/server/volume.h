@@ -44,7 +44,7 @@
 #include <string>
 #include <string_view>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::server {

@@ -1,9 +1,9 @@
 // CheckpointStore: one durable file "checkpoint" (format in disk_format.h,
 // replace protocol in durable_file.h).
-#include "strata/logservice/checkpoint_store.h"
+#include "storage/checkpoint_store.h"
 
-#include "coding.h"
 #include "durable_file.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::logservice {
 
@@ -19,8 +19,8 @@ Status CheckpointStore::Write(const Checkpoint& checkpoint) {
     return Status::InvalidArgument("checkpoint metadata of " + std::to_string(checkpoint.metadata.size()) +
                                    " bytes (at most " + std::to_string(kMaxCheckpointMetadata) + ")");
   std::string payload(storage::kCheckpointFixedSize, '\0');
-  storage::PutFixed64(&payload[0], checkpoint.checkpoint_lsn);
-  storage::PutFixed64(&payload[8], checkpoint.epoch);
+  rdma::PutFixed64(&payload[0], checkpoint.checkpoint_lsn);
+  rdma::PutFixed64(&payload[8], checkpoint.epoch);
   payload.append(checkpoint.metadata);
   std::lock_guard<std::mutex> lock(mu_);
   return storage::WriteDurableFile(*fs_, dir_, kCheckpointFileName, storage::DurableFileKind::kCheckpoint, payload);
@@ -33,8 +33,8 @@ Result<Checkpoint> CheckpointStore::Read() const {
   if (payload->size() < storage::kCheckpointFixedSize)
     return Status::Corruption(JoinPath(dir_, kCheckpointFileName) + ": payload too short for a checkpoint");
   Checkpoint out;
-  out.checkpoint_lsn = storage::GetFixed64(payload->data());
-  out.epoch = storage::GetFixed64(payload->data() + 8);
+  out.checkpoint_lsn = rdma::GetFixed64(payload->data());
+  out.epoch = rdma::GetFixed64(payload->data() + 8);
   out.metadata = payload->substr(storage::kCheckpointFixedSize);
   return out;
 }

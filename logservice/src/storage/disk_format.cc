@@ -6,12 +6,16 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "coding.h"
 #include "strata/rdma/crc32c.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::logservice::storage {
 
 using rdma::Crc32c;
+using rdma::GetFixed32;
+using rdma::GetFixed64;
+using rdma::PutFixed32;
+using rdma::PutFixed64;
 
 std::string SegmentFileName(std::uint64_t sequence) {
   char name[32];

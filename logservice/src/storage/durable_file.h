@@ -12,7 +12,7 @@
 #include <string>
 
 #include "disk_format.h"
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 
 namespace strata::logservice::storage {

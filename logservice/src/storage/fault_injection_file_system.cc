@@ -1,7 +1,7 @@
 // FaultInjectionFileSystem: see the header for the crash model. Everything
 // runs under one mutex; handles hold the inode plus the "generation" they were
 // opened in, so a simulated crash invalidates them all at once.
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 
 #include <cerrno>
 

@@ -18,7 +18,7 @@
 // after. fdatasync happens in SegmentJournal::SyncUpTo without mu_; the index
 // learns the new synced sequence afterwards (OnSynced), which is the only
 // way durable_lsn moves forward.
-#include "strata/logservice/log_store.h"
+#include "storage/log_store.h"
 
 #include <algorithm>
 #include <limits>

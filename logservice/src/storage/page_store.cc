@@ -9,12 +9,12 @@
 // damaged truncation at the very end is rewritten at Open when the owner
 // names it (PageStoreOptions::last_truncation); other damage refuses.
 // Locks: mu_ before the journal's mutex; fdatasync without mu_.
-#include "strata/logservice/page_store.h"
+#include "storage/page_store.h"
 
 #include <map>
 #include <mutex>
 
-#include "coding.h"
+#include "strata/rdma/little_endian.h"
 #include "segment_journal.h"
 
 namespace strata::logservice {
@@ -44,7 +44,7 @@ void DropVersionsAfter(VersionMap* versions, Lsn lsn) {
 RecordHeader TruncationHeader(Lsn lsn) { return RecordHeader{RecordType::kTruncate, 0, lsn, lsn, 0}; }
 
 PageId DecodePageKey(std::string_view payload) {
-  return PageId{storage::GetFixed32(payload.data()), storage::GetFixed32(payload.data() + 4)};
+  return PageId{rdma::GetFixed32(payload.data()), rdma::GetFixed32(payload.data() + 4)};
 }
 
 class PageReplay final : public storage::ReplayHandler {
@@ -110,8 +110,8 @@ Result<AppendTicket> PageStore::PutPage(PageId id, Lsn lsn, std::string_view ima
     return Status::InvalidArgument("page image of " + std::to_string(image.size()) + " bytes (allowed 1.." +
                                    std::to_string(kMaxPageImage) + ")");
   std::string payload(storage::kPageKeySize, '\0');
-  storage::PutFixed32(&payload[0], id.space_id);
-  storage::PutFixed32(&payload[4], id.page_no);
+  rdma::PutFixed32(&payload[0], id.space_id);
+  rdma::PutFixed32(&payload[4], id.page_no);
   payload.append(image);
   RecordHeader h{RecordType::kPageImage, static_cast<std::uint32_t>(payload.size()), lsn, lsn, 0};
   std::lock_guard<std::mutex> lock(s_->mu);

@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 
 namespace strata::logservice {
 namespace {

@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "disk_format.h"
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 #include "strata/logservice/types.h"
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <mutex>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 
 namespace strata::logservice {
 namespace {

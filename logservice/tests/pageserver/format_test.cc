@@ -2,8 +2,8 @@
 // round trips, file names, and the decoders' refusals.
 #include <gtest/gtest.h>
 
-#include "coding.h"
 #include "strata/rdma/crc32c.h"
+#include "strata/rdma/little_endian.h"
 #include "format.h"
 #include "test_support.h"
 
@@ -12,8 +12,8 @@ namespace {
 
 using rdma::Crc32c;
 
-using logservice::storage::PutFixed32;
-using logservice::storage::PutFixed64;
+using rdma::PutFixed32;
+using rdma::PutFixed64;
 
 TEST(PageServerFormat, FileNamesRoundTrip) {
   std::uint64_t id = 0;

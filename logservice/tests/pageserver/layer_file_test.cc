@@ -9,7 +9,7 @@
 #include "layer_reader.h"
 #include "layer_writer.h"
 #include "store_model.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 #include "test_support.h"
 
 namespace strata::pageserver {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "store_model.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 #include "test_support.h"
 
 namespace strata::pageserver {

@@ -19,7 +19,7 @@
 #include "fake_redo.h"
 #include "in_process_cluster.h"
 #include "page_server.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 #include "strata/logservice/follower.h"
 #include "strata/pageserver/client.h"
 #include "strata/rdma/crc32c.h"

@@ -3,12 +3,12 @@
 
 #include <cstring>
 
-#include "coding.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::pageserver::testing {
 
-using logservice::storage::GetFixed64;
-using logservice::storage::PutFixed64;
+using rdma::GetFixed64;
+using rdma::PutFixed64;
 
 namespace {
 std::uint64_t Mix(std::uint64_t h, std::uint64_t v) {

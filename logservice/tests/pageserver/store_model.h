@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/pageserver/store.h"
+#include "pageserver/store.h"
 
 namespace strata::pageserver::testing {
 

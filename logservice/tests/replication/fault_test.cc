@@ -15,7 +15,7 @@
 #include "local_cluster.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
-#include "strata/logservice/log_store.h"
+#include "storage/log_store.h"
 
 namespace strata::logservice {
 namespace {

@@ -39,7 +39,7 @@
 #include "node.h"
 #include "rpc.h"
 #include "strata/logservice/client.h"
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice {

@@ -20,7 +20,7 @@
 
 #include "node.h"
 #include "strata/logservice/client.h"
-#include "strata/logservice/network.h"
+#include "runtime/network.h"
 #include "strata/rdma/fake_verbs_fabric.h"
 
 namespace strata::logservice::testing {

@@ -2,7 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "node_meta.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
+#include "strata/rdma/little_endian.h"
 
 namespace strata::logservice::server {
 namespace {
@@ -16,9 +17,7 @@ NodeMeta Sealed() {
   return m;
 }
 
-void Put64(std::string* o, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) o->push_back(static_cast<char>(v >> (8 * i)));
-}
+void Put64(std::string* o, std::uint64_t v) { rdma::AppendLe(o, v, 8); }
 
 // A node_meta as versions 1 and 2 wrote it (no entry ends, no register).
 std::string EncodeOld(const NodeMeta& m, std::uint64_t version) {
@@ -55,7 +54,7 @@ TEST(NodeMeta, EveryDecoderErrorPathHasItsReason) {
   const std::string b = EncodeNodeMeta(m);
   NodeMeta g;
   auto put64 = [](std::string s, std::size_t at, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) s[at + i] = static_cast<char>(v >> (8 * i));
+    rdma::PutFixed64(&s[at], v);
     return s;
   };
   auto why = [&](const std::string& bytes) { return DecodeNodeMeta(bytes, &g).message(); };

@@ -22,7 +22,8 @@
 #include "node.h"
 #include "node_meta.h"
 #include "rpc.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
+#include "strata/rdma/little_endian.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice {
@@ -234,9 +235,7 @@ TEST_F(SealTail, AVersionTwoNodeMovesItsRegisterIntoNodeMeta) {
   ASSERT_TRUE(transport_.ok());
   ASSERT_TRUE(fs_->CreateDirs("/n1/redo").ok());  // an empty log: no seal record, which version 2 kept nowhere
   std::string v2;
-  auto put64 = [&v2](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) v2.push_back(static_cast<char>(v >> (8 * i)));
-  };
+  auto put64 = [&v2](std::uint64_t v) { rdma::AppendLe(&v2, v, 8); };
   // version, promised, writer, seal epoch, seal LSN, self index, 1 entry
   // (epoch 3 sealed at 0), no peers, not rebuilding, certify 0.
   for (std::uint64_t v : {2, 3, 30, 3, 0, 0, 1, 3, 0, 0, 0, 0}) put64(v);

@@ -17,6 +17,7 @@
 #include "rpc.h"
 #include "send_path.h"
 #include "strata/rdma/fake_verbs_fabric.h"
+#include "strata/rdma/little_endian.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::logservice {
@@ -146,7 +147,7 @@ TEST_P(SendPathTest, ABulkMessageIsDecodedAsStrictly) {
   // Sets the header's body length to what `m` holds.
   auto fix_length = [](std::string& m) {
     const std::uint32_t body = static_cast<std::uint32_t>(m.size() - wire::kHeaderSize);
-    for (int i = 0; i < 4; ++i) m[wire::kBodyLengthOffset + i] = static_cast<char>((body >> (8 * i)) & 0xff);
+    rdma::PutFixed32(&m[wire::kBodyLengthOffset], body);
   };
   const std::string good = repl::Encode(Append(100000));
   std::string trailing = good + '\0';  // one byte after a complete body, header agreeing

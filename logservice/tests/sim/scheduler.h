@@ -33,7 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "strata/logservice/runtime.h"
+#include "runtime/runtime.h"
 
 namespace strata::logservice::sim {
 

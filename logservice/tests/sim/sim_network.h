@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "scheduler.h"
-#include "strata/logservice/network.h"
+#include "runtime/network.h"
 
 namespace strata::logservice::sim {
 

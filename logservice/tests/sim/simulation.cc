@@ -10,7 +10,7 @@
 #include "scheduler.h"
 #include "sim_network.h"
 #include "strata/logservice/client.h"
-#include "strata/logservice/fault_injection_file_system.h"
+#include "storage/fault_injection_file_system.h"
 #include "strata/logservice/follower.h"
 
 namespace strata::logservice::sim {

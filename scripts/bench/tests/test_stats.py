@@ -82,3 +82,16 @@ class Targets(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AnatomyCells(unittest.TestCase):
+    """strata-bench anatomy's table cells: the same mean and interval as every page."""
+
+    def test_cells_use_the_shared_interval(self):
+        from bench import commit_anatomy
+        rounds = [100.0, 120.0, 110.0, None]   # a round without the counter is skipped
+        iv = st.interval(rounds)
+        self.assertEqual(commit_anatomy.fmt(rounds), f"110 us ± {iv.half:,.0f}")
+        self.assertEqual(commit_anatomy.fmt([1500.0, 1700.0], "us"), f"1.60 ms ± {st.interval([1500, 1700]).half / 1000:,.2f}")
+        self.assertEqual(commit_anatomy.fmt([2.0]), "2 us")          # one round: no interval
+        self.assertEqual(commit_anatomy.fmt([None, None], "x"), "—")

@@ -98,7 +98,8 @@ LIST(APPEND INNOBASE_SOURCES
 SET_SOURCE_FILES_PROPERTIES(strata/backend_logservice.cc strata/page_service_client.cc PROPERTIES
   INCLUDE_DIRECTORIES "${STRATA_REPO_ROOT}/logservice/include;${STRATA_REPO_ROOT}/rdma/include")
 # The page-apply helper speaks the page server's pipe protocol (a header of
-# the log service tree, standard library only).
+# the log service tree, standard library only, whose fields are written with
+# the header-only strata/rdma/little_endian.h).
 SET_SOURCE_FILES_PROPERTIES(strata/page_apply.cc PROPERTIES
-  INCLUDE_DIRECTORIES ${STRATA_REPO_ROOT}/logservice/src)
+  INCLUDE_DIRECTORIES "${STRATA_REPO_ROOT}/logservice/src;${STRATA_REPO_ROOT}/rdma/include")
 SET(STRATA_INNOBASE_LIBS strata_logservice_client_lib)

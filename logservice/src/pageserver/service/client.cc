@@ -10,7 +10,7 @@
 #include "page_codec.h"
 #include "rpc.h"
 #include "send_path.h"
-#include "strata/logservice/network.h"
+#include "runtime/network.h"
 
 namespace strata::pageserver {
 

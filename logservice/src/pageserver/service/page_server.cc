@@ -12,7 +12,7 @@
 #include "rpc.h"
 #include "send_path.h"
 #include "strata/logservice/follower.h"
-#include "strata/logservice/network.h"
+#include "runtime/network.h"
 #include "strata/rdma/rdma.h"
 
 namespace strata::pageserver {

@@ -35,8 +35,8 @@
 #include "page_codec.h"
 #include "redo_apply.h"
 #include "strata/logservice/client.h"
-#include "strata/logservice/file_system.h"
-#include "strata/pageserver/store.h"
+#include "storage/file_system.h"
+#include "pageserver/store.h"
 
 namespace strata::pageserver {
 

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "strata/pageserver/store.h"
+#include "pageserver/store.h"
 
 namespace strata::pageserver {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 #include "strata/logservice/types.h"
 

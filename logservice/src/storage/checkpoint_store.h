@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 #include "strata/logservice/types.h"
 

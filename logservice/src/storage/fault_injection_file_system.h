@@ -33,7 +33,7 @@
 #include <vector>
 #include <string>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 
 namespace strata::logservice {
 

@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/logservice/file_system.h"
+#include "storage/file_system.h"
 #include "strata/logservice/status.h"
 #include "strata/logservice/types.h"
 
