@@ -11,10 +11,20 @@
 //   pageserverctl get-file --address=A --space=S --pages=N --lsn=L --out=F ...
 //     pages 0..N-1 of a tablespace at LSN L (GetPages, 64 at a time) into F,
 //     one after another; prints one line per page that is not ok.
+//   pageserverctl bench --address=A --space=S --pages=N --lsn=L --seconds=T [--clients=C] ...
+//     GetPage of one page at a time, pages chosen at random in 0..N-1, at LSN L
+//     (not_modified_since = L: no waiting), from C connections for T seconds;
+//     prints the requests and the latency mean, p50, p99 and max in us.
 // Exit code 0 if every page server answered (get-page: with ok), 1 otherwise, 2 for a usage error.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <random>
+#include <thread>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -99,6 +109,60 @@ std::uint64_t GetFile(pageserver::PageServiceClient& c, std::map<std::string, st
   return ok;
 }
 
+// GetPage latency from --clients connections for --seconds; appends the
+// figures to `out`; returns false (with `error`) if a call failed.
+bool Bench(const pageserver::PageServiceConfig& cfg, std::map<std::string, std::string>& kv,
+           std::vector<std::pair<std::string, std::string>>* out, std::string* error) {
+  const auto space = static_cast<std::uint32_t>(Num(kv, "space"));
+  const std::uint64_t pages = std::max<std::uint64_t>(1, Num(kv, "pages")), lsn = Num(kv, "lsn");
+  const int clients = std::max(1, static_cast<int>(Num(kv, "clients")));
+  const auto seconds = std::chrono::seconds(std::max<std::uint64_t>(1, Num(kv, "seconds")));
+  std::vector<std::vector<std::uint32_t>> latencies(clients);
+  std::atomic<bool> failed{false};
+  std::string first_error;
+  std::mutex error_mu;
+  const auto end = std::chrono::steady_clock::now() + seconds;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < clients; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = pageserver::PageServiceClient::Connect(cfg);
+      std::mt19937_64 rng(t + 1);
+      std::string why;
+      while (c.ok() && !failed && std::chrono::steady_clock::now() < end) {
+        const auto page = static_cast<std::uint32_t>(rng() % pages);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = (*c)->GetPage(space, page, lsn, lsn);
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+        if (!r.ok() || (r->code != pageserver::PageCode::kOk && !r->never_written)) {
+          why = r.ok() ? std::string(pageserver::PageCodeName(r->code)) + ": " + r->error : r.status().message();
+          break;
+        }
+        latencies[t].push_back(static_cast<std::uint32_t>(us.count()));
+      }
+      if (!c.ok()) why = c.status().message();
+      if (!why.empty()) {
+        failed = true;
+        std::lock_guard<std::mutex> l(error_mu);
+        if (first_error.empty()) first_error = why;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<std::uint32_t> all;
+  for (const auto& v : latencies) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  const auto at = [&](double q) { return all.empty() ? 0u : all[std::min(all.size() - 1, static_cast<std::size_t>(q * all.size()))]; };
+  std::uint64_t sum = 0;
+  for (auto v : all) sum += v;
+  out->emplace_back("requests", std::to_string(all.size()));
+  out->emplace_back("mean_us", std::to_string(all.empty() ? 0 : sum / all.size()));
+  out->emplace_back("p50_us", std::to_string(at(0.50)));
+  out->emplace_back("p99_us", std::to_string(at(0.99)));
+  out->emplace_back("max_us", std::to_string(all.empty() ? 0 : all.back()));
+  if (failed) *error = first_error;
+  return !failed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,9 +183,9 @@ int main(int argc, char** argv) {
     }
     kv[s.substr(2, eq - 2)] = s.substr(eq + 1);
   }
-  if ((cmd != "status" && cmd != "get-page" && cmd != "put-file" && cmd != "get-file") || kv["address"].empty() ||
-      kv["secret_file"].empty()) {
-    std::cerr << "pageserverctl: need status|get-page|put-file|get-file, --address and --secret_file\n";
+  if ((cmd != "status" && cmd != "get-page" && cmd != "put-file" && cmd != "get-file" && cmd != "bench") ||
+      kv["address"].empty() || kv["secret_file"].empty()) {
+    std::cerr << "pageserverctl: need status|get-page|put-file|get-file|bench, --address and --secret_file\n";
     return 2;
   }
   auto secret = logservice::server::ReadSecretFile(kv["secret_file"]);
@@ -135,8 +199,19 @@ int main(int argc, char** argv) {
     cfg.address = addr;
     cfg.cluster_id = kv.count("cluster_id") ? kv["cluster_id"] : "strata";
     cfg.secret = *secret;
-    auto c = pageserver::PageServiceClient::Connect(cfg);
     std::vector<std::pair<std::string, std::string>> out = {{"address", addr}};
+    if (cmd == "bench") {
+      std::string error;
+      if (!Bench(cfg, kv, &out, &error)) {
+        out.emplace_back("error", error);
+        rc = 1;
+      }
+      std::string line;
+      for (const auto& [k, v] : out) line += (line.empty() ? "" : " ") + k + "=" + v;
+      std::cout << line << "\n";
+      continue;
+    }
+    auto c = pageserver::PageServiceClient::Connect(cfg);
     if (!c.ok()) {
       out.emplace_back("error", c.status().message());
       rc = 1;

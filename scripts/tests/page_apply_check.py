@@ -33,6 +33,7 @@ if __name__ == "__main__":
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 from strata_tools import paths, ports  # noqa: E402
 from strata_tools.mysqld import MysqldInstance  # noqa: E402
+from strata_tools.pageserver import physical_size, space_files, space_flags  # noqa: E402
 
 PAGE = 16384
 BLOCK = 512
@@ -110,32 +111,6 @@ class Helper:
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
         self.log.close()
-
-
-def space_files(datadir: Path) -> dict[int, Path]:
-    """space id -> file, from page 0 of every tablespace that redo covers."""
-    found = {}
-    candidates = [datadir / "ibdata1", datadir / "mysql.ibd"]
-    candidates += sorted(datadir.glob("undo_*")) + sorted(datadir.rglob("*.ibd"))
-    for f in candidates:
-        if not f.is_file() or f.name == "ibtmp1" or "#innodb_temp" in str(f):
-            continue
-        with open(f, "rb") as fh:
-            head = fh.read(FSP_HEADER + 20)
-        space = struct.unpack_from(">I", head, FSP_HEADER)[0]
-        found[space] = f
-    return found
-
-
-def space_flags(f: Path) -> int:
-    with open(f, "rb") as fh:
-        head = fh.read(FSP_HEADER + 20)
-    return struct.unpack_from(">I", head, FSP_HEADER + 16)[0]
-
-
-def physical_size(flags: int) -> int:
-    zip_ssize = (flags >> 1) & 0xF
-    return PAGE if zip_ssize == 0 else (512 << zip_ssize)
 
 
 def read_page(f: Path | None, page: int, size: int) -> bytes | None:

@@ -36,52 +36,15 @@ from pathlib import Path
 if __name__ == "__main__":
     sys.path[0] = str(Path(__file__).resolve().parents[1])
     sys.path.insert(1, str(Path(__file__).resolve().parent))
-from strata_tools import logservice, paths, ports, procs  # noqa: E402
+from strata_tools import logservice, paths, ports  # noqa: E402
 from strata_tools.mysqld import MysqldInstance  # noqa: E402
-from page_apply_check import (FIL_PAGE_FILE_FLUSH_LSN, crc32c, lsn_only, page_lsn_of, physical_size,  # noqa: E402
-                              space_files, space_flags, workload_one, workload_two)
+from strata_tools.pageserver import (FIL_PAGE_FILE_FLUSH_LSN, PageServer, flush_lsn, physical_size,  # noqa: E402
+                                     seed, space_files, space_flags)
+from page_apply_check import crc32c, lsn_only, page_lsn_of, workload_one, workload_two  # noqa: E402
 
 
 def say(message: str) -> None:
     print(f"page-server-check: {message}", flush=True)
-
-
-def flush_lsn(datadir: Path) -> int:
-    with open(datadir / "ibdata1", "rb") as fh:
-        return struct.unpack(">Q", fh.read(FIL_PAGE_FILE_FLUSH_LSN + 8)[FIL_PAGE_FILE_FLUSH_LSN:])[0]
-
-
-class PageServer:
-    def __init__(self, build: Path, home: Path, nodes: list[dict], initial_lsn: int):
-        self.build, self.home = build, home
-        self.secret = nodes[0]["secret_file"]
-        self.port = ports.free_port(7300)
-        home.mkdir(parents=True, exist_ok=True)
-        argv = [str(paths.binary(build, "pageserverd")), "--name=ps1", f"--listen=tcp://{ports.LOOPBACK}:{self.port}",
-                f"--data_dir={home / 'data'}", "--log_nodes=" + ",".join(f"tcp://{ports.LOOPBACK}:{n['port']}" for n in nodes),
-                f"--cluster_id={logservice.CLUSTER_ID}", f"--secret_file={self.secret}", "--helper=innodb",
-                f"--mysqld={paths.binary(build, 'mysqld')}", f"--initial_lsn={initial_lsn}",
-                f"--port_file={home / 'port'}", "--freeze_interval_ms=500"]
-        self.log = home / "pageserverd.log"
-        self.proc = procs.spawn(argv, self.log)
-        deadline = time.monotonic() + 30
-        while not (home / "port").exists() or not (home / "port").read_text().strip():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"pageserverd did not start; see {self.log}:\n{procs.tail(self.log)}")
-            time.sleep(0.1)
-
-    def ctl(self, *args: str) -> subprocess.CompletedProcess:
-        argv = [str(paths.binary(self.build, "pageserverctl")), args[0], f"--address=tcp://{ports.LOOPBACK}:{self.port}",
-                f"--cluster_id={logservice.CLUSTER_ID}", f"--secret_file={self.secret}", *args[1:]]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=300)
-
-    def status(self) -> dict[str, int]:
-        out = self.ctl("status").stdout.split()
-        return {k: int(v) for k, v in (w.split("=", 1) for w in out if "=" in w) if v.isdigit()}
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
 
 
 def main() -> int:
@@ -117,14 +80,11 @@ def main() -> int:
         shutil.copytree(m.datadir, base)
         lsn_a = flush_lsn(base)
         ps = PageServer(args.build, args.dir / "ps1", members, lsn_a)
-        seeded = 0
-        for sid, f in space_files(base).items():
-            r = ps.ctl("put-file", f"--file={f}", f"--space={sid}", f"--page_bytes={physical_size(space_flags(f))}",
-                       f"--lsn={lsn_a}")
-            if r.returncode != 0:
-                say(f"FAIL: seeding {f.name}: {r.stdout.strip()} {r.stderr.strip()}")
-                return 1
-            seeded += int(r.stdout.split("pages=")[1].split()[0])
+        try:
+            seeded = seed(ps, base, lsn_a)
+        except RuntimeError as e:
+            say(f"FAIL: {e}")
+            return 1
         say(f"seeded with {seeded} pages at LSN {lsn_a}")
         # From here the compute runs in compare mode: that is what makes it
         # put the pages it writes without redo (index builds) into the redo.
