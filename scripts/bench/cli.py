@@ -10,6 +10,7 @@
     scripts/strata-bench clean                                drop the prepared datasets
     scripts/strata-bench anatomy --threads 1,16,64 --rounds 3  one commit's latency by stage (issue 32)
     scripts/strata-bench recovery --redo-mib 1024 --rounds 3  restart time after kill -9 (issue 32)
+    scripts/strata-bench pageserver --rounds 3            pages from the page server vs the files (issue 33)
     scripts/strata-bench interleave --target fork --target fork:thread_handling=pool-of-threads --rounds 10
                                   servers up side by side, short windows to each in turn
     scripts/strata-bench cost --scenario read-point --threads 16 --rounds 3    CPU and switches per query
@@ -516,9 +517,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--title")
     target_ratio_arg(p)
 
-    from . import audit, commit_anatomy, cost, interleave, netns, recovery, replication
+    from . import audit, commit_anatomy, cost, interleave, netns, pageserver, recovery, replication
     commit_anatomy.main_args(sub)
     recovery.main_args(sub)
+    pageserver.main_args(sub)
     interleave.main_args(sub, plan_args, run_args)
     cost.main_args(sub, plan_args, run_args)
     audit.main_args(sub, plan_args, run_args)
@@ -583,6 +585,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "recovery":
             from . import recovery
             return recovery.run(args, argv)
+        if args.command == "pageserver":
+            from . import pageserver
+            return pageserver.run(args, argv)
         if args.command in ("interleave", "cost", "audit"):
             return cmd_run(args, argv, kind_of(args))
         if args.command == "replication":
