@@ -5,7 +5,7 @@
 // logservice/README.md.
 //
 //   replication_bench --seconds 5 --size 4096 --threads 1,4,16 [--rounds 2] [--tails] [--one-call]
-//                     [--written-acks off]
+//                     [--written-acks off] [--requests-in-flight N]
 //
 // Replicated: each appender loops: take the stream end under a shared lock
 // and Append `size` bytes there (the LSN order is the lock order), then
@@ -18,7 +18,9 @@
 // With --one-call as well, blocks and tail go in one AppendWithTail, as
 // InnoDB's log writer hands them over now. --written-acks off: the nodes
 // send only the durable reply, as under innodb_flush_log_at_trx_commit=1
-// (LogClient::set_written_acks). The last column is the client's write
+// (LogClient::set_written_acks). --requests-in-flight N: the client's
+// ClusterConfig::node_requests_in_flight (its default if not given; 0: no
+// write is held, every one leaves at once). The last column is the client's write
 // requests (AppendReq, TailReq) per commit and node: 1.00 when every commit
 // travels alone, less when the client coalesces (WriteStats::posts / 3).
 // Local: each appender loops: under a shared lock pwrite `size` bytes at the
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 4, 16};
   int rounds = 1;
   bool tails = false, one_call = false, written_acks = true;
+  int requests_in_flight = -1;
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--tails" || k == "--one-call") {
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
     else if (k == "--rounds") rounds = std::max(1, std::atoi(v.c_str()));
     else if (k == "--size") size = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--written-acks" && (v == "on" || v == "off")) written_acks = v == "on";
+    else if (k == "--requests-in-flight") requests_in_flight = std::max(0, std::atoi(v.c_str()));
     else if (k == "--threads") {
       threads.clear();
       for (std::size_t p = 0; p < v.size();) {
@@ -137,7 +141,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: replication_bench [--seconds S] [--size BYTES] [--threads 1,4,16] [--rounds N] [--tails] "
-                   "[--one-call] [--written-acks on|off]\n");
+                   "[--one-call] [--written-acks on|off] [--requests-in-flight N]\n");
       return 2;
     }
   }
@@ -147,6 +151,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   client::ClusterConfig cfg = cluster.ClientConfig();
+  if (requests_in_flight >= 0) cfg.node_requests_in_flight = static_cast<std::size_t>(requests_in_flight);
   auto lc = client::LogClient::Open(cfg);
   if (!lc.ok()) {
     std::fprintf(stderr, "open: %s\n", lc.status().ToString().c_str());
@@ -167,9 +172,10 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   std::printf("3 logserviced on loopback TCP (W = 2) vs a local pwrite+fdatasync loop, %zu-byte %s%s, written acks %s, "
-              "%.1f s per cell, data under %s\n\n",
+              "requests in flight per node %s, %.1f s per cell, data under %s\n\n",
               size, tails ? "commits (blocks + tail register)" : "appends", tails && one_call ? " in one call" : "",
-              written_acks ? "on" : "off", seconds, cluster.root().c_str());
+              written_acks ? "on" : "off", requests_in_flight < 0 ? "default" : std::to_string(requests_in_flight).c_str(),
+              seconds, cluster.root().c_str());
   std::printf("| path | appenders | appends/s | MB/s | p50 append->durable | p99 | max | requests/commit/node |\n"
               "|---|---|---|---|---|---|---|---|\n");
   client::Lsn data_end = c.stream_end();  // --tails: the byte end of the stream, tail included
