@@ -101,7 +101,9 @@ ClientStatus LogClient::Append(Lsn start_lsn, std::string_view bytes, millisecon
   if (bytes.empty()) return ClientStatus();
   std::unique_lock<std::mutex> l(c.mu);
   ClientStatus s = c.AppendLocked(l, start_lsn, bytes, wait);
-  if (s.ok()) c.PumpAllLocked();
+  if (!s.ok()) return s;
+  ++c.write_calls;
+  c.PumpAllLocked();
   return s;
 }
 
@@ -113,6 +115,7 @@ ClientStatus LogClient::PutTail(Lsn block_lsn, std::string_view image, Lsn data_
   ClientStatus s = c.CheckTailLocked(block_lsn, c.stream_end, image, data_end);
   if (!s.ok()) return s;
   c.SetTailLocked(block_lsn, image, data_end);
+  ++c.write_calls;
   c.PumpAllLocked();
   return ClientStatus();
 }
@@ -131,6 +134,7 @@ ClientStatus LogClient::AppendWithTail(Lsn start_lsn, std::string_view blocks, s
   if (!s.ok()) return s;
   // The stream now ends at block_lsn (AppendLocked re-checks after a wait).
   c.SetTailLocked(block_lsn, image, data_end);
+  ++c.write_calls;
   c.PumpAllLocked();
   return ClientStatus();
 }
@@ -179,6 +183,8 @@ WriteStats LogClient::write_stats() const {
   w.window_wait_ns = get(s.window_wait_ns);
   w.posts = get(s.posts);
   w.post_ns = get(s.post_ns);
+  w.coalesced_posts = get(s.coalesced_posts);
+  w.coalesced_writes = get(s.coalesced_writes);
   w.first_acks = get(s.first_acks);
   w.first_ack_ns = get(s.first_ack_ns);
   w.second_acks = get(s.second_acks);

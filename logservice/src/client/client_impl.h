@@ -17,6 +17,14 @@
 //   - the maintenance thread: reconnects lost nodes every reconnect_interval,
 //     promises + seals them in our epoch, resends retained bytes from where
 //     they stand (older bytes they fill from peers), re-pumps lagging nodes.
+//   Batching: a node with cfg.node_requests_in_flight write requests
+//   unanswered is sent no write smaller than a request; the I/O thread,
+//   when the node answers one (any reply whose request id is at or above
+//   it: the node's worker takes one connection's requests in order), sends
+//   what waited as ONE AppendReq (the newest tail carried on it) or one
+//   TailReq. It decides when bytes leave, never what counts: the frontier
+//   below is computed from the nodes' replies alone
+//   (docs/design/logservice-bulk-path.md, section 6).
 //   Threads, waits and the clock come from cfg.runtime (runtime.h), the
 //   connections from cfg.network (network.h); the deterministic simulator
 //   supplies both, production gets SystemRuntime() and an rdma::Transport.
@@ -37,6 +45,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -92,6 +101,12 @@ struct LogClient::Impl {
     // Highest quorum frontier this node was told (AppendReq or HintReq):
     // followers read from the node up to it (docs/design/page-server.md 7.1).
     Lsn hint_sent = 0;
+    // Batching: ids of the write requests (AppendReq, TailReq) posted on the
+    // current channel and not answered yet, oldest first (cleared with a new
+    // channel or seal); and write_calls as of the last request that reached
+    // the stream end (what the next one covers, for the coalescing counts).
+    std::deque<std::uint64_t> unanswered;
+    std::uint64_t writes_sent = 0;
     std::string last_error = "not connected yet";
     // Its last append/tail reply was an error (e.g. store_error: disk full):
     // connected and sealed but not acknowledging, so not counted as healthy
@@ -117,6 +132,7 @@ struct LogClient::Impl {
   std::map<Lsn, std::string> retained;  // chunks [start, start+size) above the frontier
   repl::TailImage tail;
   std::uint64_t tail_version = 0;
+  std::uint64_t write_calls = 0;  // Append, PutTail, AppendWithTail calls that queued something
   std::atomic<Lsn> frontier{0};
   std::atomic<Lsn> written_frontier{0};
   // Ask nodes for the early "written" reply (LogClient::set_written_acks).
@@ -131,6 +147,7 @@ struct LogClient::Impl {
   // with who acknowledged them; bounded (the oldest is dropped unmeasured).
   struct Stats {
     std::atomic<std::uint64_t> appends{0}, tails{0}, window_wait_ns{0}, posts{0}, post_ns{0};
+    std::atomic<std::uint64_t> coalesced_posts{0}, coalesced_writes{0};
     std::atomic<std::uint64_t> first_acks{0}, first_ack_ns{0}, second_acks{0}, second_ack_ns{0};
     std::atomic<std::uint64_t> durable_groups{0}, durable_ns{0};
     std::atomic<std::uint64_t> durable_hist[LatencyHistogram::kBuckets] = {};
@@ -285,8 +302,33 @@ struct LogClient::Impl {
     Lsn adv = 0;
     {
       std::lock_guard<std::mutex> l(mu);
+      if (nodes[i].gen != gen) return;
+      const bool answered = AnsweredLocked(nodes[i], f.request_id);
+      OnReplyLocked(i, f, &adv);
+      // The node answered a write request: what waited for that leaves now,
+      // coalesced (PumpLocked checks fence and seal itself).
+      if (answered) PumpLocked(i);
+    }
+    Report(adv);
+  }
+  // Pops node nl's write requests answered by a reply with this id: the
+  // node's worker handles one connection's requests in order, so any reply
+  // to a request posted later (a written ack, a durable reply, an error, a
+  // status poll's answer) says the earlier ones were taken too. True if any.
+  static bool AnsweredLocked(NodeLink& nl, std::uint64_t id) {
+    bool any = false;
+    while (!nl.unanswered.empty() && nl.unanswered.front() <= id) {
+      nl.unanswered.pop_front();
+      any = true;
+    }
+    return any;
+  }
+  // One asynchronous reply from node i (on its current channel), lock held;
+  // *adv is set if the frontier advanced (Report it after unlocking).
+  void OnReplyLocked(std::size_t i, const Frame& f, Lsn* advanced_to) {
+    Lsn& adv = *advanced_to;
+    {
       NodeLink& nl = nodes[i];
-      if (nl.gen != gen) return;
       // A late PromiseResp answers a round Open gave up on, under an older
       // candidate epoch: its refusal fences that epoch, not ours (found by
       // the simulator's soak, seed 535958196031: a writer fenced itself
@@ -342,7 +384,6 @@ struct LogClient::Impl {
       TrackAckLocked(i);
       RecomputeLocked(&adv);
     }
-    Report(adv);
   }
   // The register a node reports holding durably (TailResp, or an AppendResp
   // to an append that carried it).
@@ -406,6 +447,7 @@ struct LogClient::Impl {
     nl.sealed = false;
     nl.failing = false;
     nl.last_error = why;
+    nl.unanswered.clear();
     Log("event=node_down node=" + std::to_string(i + 1) + " reason=\"" + why + "\"");
     cv.notify_all();
   }
@@ -430,6 +472,7 @@ struct LogClient::Impl {
     if (nl.gen != gen) return false;
     nl.ch = *ch;
     nl.sealed = false;
+    nl.unanswered.clear();
     return true;
   }
 
@@ -483,6 +526,8 @@ struct LogClient::Impl {
     nl.written = std::max(nl.written, std::min(sr->state.complete, stream_end));
     nl.sent = std::max(nl.durable, retained.empty() ? stream_end : retained.begin()->first);
     nl.tail_sent = 0;
+    nl.unanswered.clear();  // replies to what went before the seal count no more
+    nl.writes_sent = write_calls;
     // The seal installed our tail (or the node kept an older register, being
     // behind: then the TailReq below and the status poll resend it).
     const repl::TailImage& t = sr->state.tail;
@@ -559,55 +604,100 @@ struct LogClient::Impl {
   }
 
   // ---- sending (lock held, never waits) ----
+  // Whether node nl has as many write requests unanswered as it may
+  // (cfg.node_requests_in_flight; 0: no limit).
+  bool HoldingLocked(const NodeLink& nl) const {
+    return cfg.node_requests_in_flight > 0 && nl.unanswered.size() >= cfg.node_requests_in_flight;
+  }
+  // The retained bytes [from, from + len), len > 0, inside [first retained,
+  // stream_end): one chunk's substring, or the chunks' bytes joined.
+  std::string GatherLocked(Lsn from, std::size_t len) const {
+    auto it = retained.upper_bound(from);
+    --it;  // chunk containing from
+    std::size_t off = from - it->first;
+    if (off + len <= it->second.size()) return it->second.substr(off, len);
+    std::string out;
+    out.reserve(len);
+    for (; out.size() < len; ++it, off = 0) {
+      assert(it != retained.end() && it->first + off == from + out.size());  // chunks are contiguous
+      out.append(it->second, off, std::min(it->second.size() - off, len - out.size()));
+    }
+    return out;
+  }
+  // A write request went to node nl with this id; `to_end`: it reached the
+  // stream end (tail included if one was due), so it carried every write
+  // call since the last such request.
+  void PostedWriteLocked(NodeLink& nl, std::uint64_t id, bool to_end) {
+    nl.unanswered.push_back(id);
+    if (!to_end) return;
+    const std::uint64_t calls = write_calls - nl.writes_sent;
+    nl.writes_sent = write_calls;
+    if (calls > 1) {
+      Stats::Add(stats.coalesced_posts, 1);
+      Stats::Add(stats.coalesced_writes, calls);
+    }
+  }
+  Status PostTimedLocked(NodeLink& nl, Frame f, std::uint64_t* id) {
+    const Clock::time_point t0 = rt->Now();
+    Status s = nl.ch->Post(std::move(f), milliseconds(0), id);
+    Stats::Add(stats.posts, 1);
+    Stats::Add(stats.post_ns, Ns(t0, rt->Now()));
+    return s;
+  }
+  // Sends node i what it is due: [nl.sent, stream_end) in requests of up to
+  // kChunk, the last one carrying the tail register when that is due, or a
+  // TailReq alone. A node holding (HoldingLocked when the pump starts) gets
+  // full requests only; the rest waits for its answer (OnAsync), so that
+  // everything written meanwhile leaves as one request, and of the tails
+  // only the newest (a register only ever grows: the newest wins).
   void PumpLocked(std::size_t i) {
     NodeLink& nl = nodes[i];
     if (!nl.sealed || !nl.ch || !nl.ch->open() || fenced) return;
     const Lsn first = retained.empty() ? stream_end : retained.begin()->first;
     if (nl.sent < first) nl.sent = first;  // older bytes: the node fills them from peers
+    const bool hold = HoldingLocked(nl);
     while (nl.sent < stream_end) {
-      auto it = retained.upper_bound(nl.sent);
-      --it;  // chunk containing nl.sent
-      const Lsn off = nl.sent - it->first;
+      const Lsn due = stream_end - nl.sent;
+      if (hold && due < kChunk) return;
+      const std::size_t len = static_cast<std::size_t>(std::min<Lsn>(due, kChunk));
+      const bool to_end = len == due;
       Frame f;
       f.type = MsgType::kAppendReq;
       f.epoch = epoch;
       f.lsn = nl.sent;
       f.commit_lsn = std::min(frontier.load(), stream_end);
       const Lsn hint = f.commit_lsn;
-      f.data = it->second.substr(off);
+      f.data = GatherLocked(nl.sent, len);
       if (want_written_acks.load(std::memory_order_relaxed)) f.append_flags = wire::kAppendWantsWrittenAck;
-      // The last chunk carries the tail register when it is due: one
+      // The last request carries the tail register when it is due: one
       // message (and one fdatasync on the node) for a write that completed
       // blocks and left a partial one.
-      const bool with_tail = it->first + it->second.size() == stream_end && tail.valid() &&
-                             tail.block_lsn == stream_end && nl.tail_sent != tail_version;
+      const bool with_tail = to_end && tail.valid() && tail.block_lsn == stream_end && nl.tail_sent != tail_version;
       if (with_tail) {
         f.append_flags |= wire::kAppendCarriesTail;
         f.tail = tail;
       }
       // Up to a kChunk of redo: over the 32 KiB receive slot the AppendReq
       // goes by SendBulk, into the node's bulk ring (send_path.h).
-      const Clock::time_point t0 = rt->Now();
-      Status s = nl.ch->Post(std::move(f));
-      Stats::Add(stats.posts, 1);
-      Stats::Add(stats.post_ns, Ns(t0, rt->Now()));
-      if (!s.ok()) return;  // busy or closed: maintenance retries
-      nl.sent = it->first + it->second.size();
+      std::uint64_t id = 0;
+      if (!PostTimedLocked(nl, std::move(f), &id).ok()) return;  // busy or closed: maintenance retries
+      nl.sent += len;
       if (with_tail) nl.tail_sent = tail_version;
       nl.hint_sent = std::max(nl.hint_sent, hint);
+      PostedWriteLocked(nl, id, to_end);
     }
-    if (tail.valid() && nl.tail_sent != tail_version) {
+    if (tail.valid() && nl.tail_sent != tail_version && !hold) {
       Frame f;
       f.type = MsgType::kTailReq;
       f.epoch = epoch;
       f.lsn = tail.block_lsn;
       f.data_end = tail.data_end;
       f.data = tail.image;
-      const Clock::time_point t0 = rt->Now();
-      const bool posted = nl.ch->Post(std::move(f)).ok();
-      Stats::Add(stats.posts, 1);
-      Stats::Add(stats.post_ns, Ns(t0, rt->Now()));
-      if (posted) nl.tail_sent = tail_version;
+      std::uint64_t id = 0;
+      if (PostTimedLocked(nl, std::move(f), &id).ok()) {
+        nl.tail_sent = tail_version;
+        PostedWriteLocked(nl, id, true);
+      }
     }
   }
 
@@ -651,8 +741,10 @@ struct LogClient::Impl {
             const bool lagging = nl.durable < frontier.load();
             const bool tail_unacked = tail.valid() && nl.tail_sent == tail_version &&
                                       (nl.tail_block != tail.block_lsn || nl.tail_end < tail.data_end);
-            const bool silent =
-                (nl.durable < std::min(nl.sent, stream_end) || tail_unacked) && now - nl.last_ack > milliseconds(200);
+            // And a write request whose answers were all lost: what waits
+            // behind it (batching) leaves when the poll's answer comes.
+            const bool silent = (nl.durable < std::min(nl.sent, stream_end) || tail_unacked || !nl.unanswered.empty()) &&
+                                now - nl.last_ack > milliseconds(200);
             // And a rebuilding node, until its state says it is a member.
             if (nl.sealed && (lagging || silent || nl.rebuilding) && now >= nl.next_poll) {
               nl.next_poll = now + milliseconds(50);

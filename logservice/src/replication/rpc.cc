@@ -179,8 +179,9 @@ RpcChannel::PendingCall::~PendingCall() {
   if (ch_->pending_.erase(id_) != 0) ch_->AbandonLocked(id_);
 }
 
-Status RpcChannel::Post(Frame req, std::chrono::milliseconds wait) {
+Status RpcChannel::Post(Frame req, std::chrono::milliseconds wait, std::uint64_t* request_id) {
   req.request_id = next_id_++;
+  if (request_id) *request_id = req.request_id;
   const std::string bytes = Encode(req);
   rdma::Status s = SendMessage(*conn_, bytes, wait);
   if (s.ok()) return Status::Ok();

@@ -70,7 +70,10 @@ class RpcChannel : public std::enable_shared_from_this<RpcChannel> {
   Result<std::unique_ptr<PendingCall>> Start(Frame req, std::chrono::milliseconds timeout);
   // Sends without waiting for the response. `wait` bounds the wait for
   // transport credit; kIoError("busy") if it is exhausted, kIoError(reason) if closed.
-  [[nodiscard]] Status Post(Frame req, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // `request_id`, if given, receives the id the request was sent with (its
+  // response carries it; ids grow with each request on a channel).
+  [[nodiscard]] Status Post(Frame req, std::chrono::milliseconds wait = std::chrono::milliseconds(0),
+                            std::uint64_t* request_id = nullptr);
   bool open() const { return open_.load(); }
   // Closes the connection. On return neither handler runs any more, nor is
   // one still running on another thread: their owner may go away (the

@@ -50,6 +50,12 @@ const std::string kSmallSegments = "--segment_bytes=65536";
 ClusterConfig Config(const LocalCluster& c, milliseconds open_timeout = milliseconds(8000)) {
   ClusterConfig cfg = testing::LocalClusterConfig(c);
   cfg.open_timeout = open_timeout;
+  // One request, so one journal record, per appended block: a segment holds
+  // many records and a byte flipped in its middle lies inside one that
+  // others follow (FlipByteInTheMiddle). Coalesced, the blocks a test
+  // appends without waiting would go as a few records of up to 128 KiB,
+  // each larger than these tests' 64 KiB segments.
+  cfg.node_requests_in_flight = 0;
   return cfg;
 }
 

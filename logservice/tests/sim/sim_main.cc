@@ -17,6 +17,13 @@
 //                            writer's acknowledged frontier: the follower check must object
 //   --expect-failure         succeed only if some seed fails (with --inject: the checker works)
 //   --no-reply-epoch-check   diagnosis: do not check reply headers' epochs (see a stale ack's consequence)
+//   --requests-in-flight N   every writer's ClusterConfig::node_requests_in_flight (0: writes are never
+//                            held and coalesced); default: drawn per writer, mostly 1
+//
+// The summary counts the writers' write requests and those that carried
+// several writes coalesced (the client's batching); a run of 100 seeds or
+// more in which batching was possible but never happened fails: the
+// simulation would no longer test that path.
 //
 // A seed that hangs (no progress for --hang-seconds of real time, 120 by
 // default) or crashes the process is reported with its replay command too.
@@ -101,7 +108,8 @@ struct Flags {
   std::fprintf(stderr, "logservice_sim: %s\n", why);
   std::fprintf(stderr,
                "usage: logservice_sim [--seeds N] [--start-seed S] [--seed S] [--soak-seconds T] [--jobs J]\n"
-               "                      [--check-determinism K] [--unsafe-transport] [--chaos-seconds A:B] [--trace] [--quiet]\n");
+               "                      [--check-determinism K] [--unsafe-transport] [--chaos-seconds A:B] [--trace] [--quiet]\n"
+               "                      [--requests-in-flight N]\n");
   std::exit(2);
 }
 
@@ -147,6 +155,7 @@ int RunSeeds(const Flags& f, std::uint64_t start, std::uint64_t stride, std::uin
   } stop{finished, watchdog};
   const auto t0 = WallClock::now();
   std::uint64_t done = 0, failed = 0, claims = 0, bytes = 0, crashes = 0, writers = 0;
+  std::uint64_t write_posts = 0, coalesced_posts = 0, coalesced_writes = 0;
   double vsec = 0;
   auto last_report = t0;
   for (std::uint64_t k = 0; f.soak_seconds > 0 ? WallClock::now() < until : k < count; ++k) {
@@ -186,6 +195,9 @@ int RunSeeds(const Flags& f, std::uint64_t start, std::uint64_t stride, std::uin
     crashes += r.node_crashes;
     writers += r.writers;
     vsec += r.virtual_seconds;
+    write_posts += r.write_posts;
+    coalesced_posts += r.coalesced_posts;
+    coalesced_writes += r.coalesced_writes;
     const auto now = WallClock::now();
     if (!f.quiet && (o.print_trace || count == 1 || now - last_report > std::chrono::seconds(10))) {
       last_report = now;
@@ -204,7 +216,14 @@ int RunSeeds(const Flags& f, std::uint64_t start, std::uint64_t stride, std::uin
               tag, static_cast<unsigned long long>(done), secs, secs > 0 ? done / secs : 0.0,
               static_cast<unsigned long long>(writers), static_cast<unsigned long long>(crashes),
               static_cast<unsigned long long>(claims), bytes / 1e6, vsec);
+  std::printf("%swrite requests: %llu, of which %llu carried %llu writes coalesced\n", tag,
+              static_cast<unsigned long long>(write_posts), static_cast<unsigned long long>(coalesced_posts),
+              static_cast<unsigned long long>(coalesced_writes));
   if (failed) std::printf("%s%llu seeds FAILED\n", tag, static_cast<unsigned long long>(failed));
+  if (!f.expect_failure && done >= 100 && f.sim.node_requests_in_flight != 0 && coalesced_posts == 0) {
+    std::printf("%sthe batched write path was never exercised (no write request carried two writes)\n", tag);
+    return 1;
+  }
   if (f.expect_failure) {
     std::printf("%sexpected a failure, but every seed passed\n", tag);
     return 1;
@@ -236,6 +255,11 @@ int main(int argc, char** argv) {
     else if (a == "--keep-going") f.keep_going = true;
     else if (a == "--expect-failure") f.expect_failure = true;
     else if (a == "--no-reply-epoch-check") f.sim.check_reply_epochs = false, replay_flags += " --no-reply-epoch-check";
+    else if (a == "--requests-in-flight") {
+      const std::string v = need(i);
+      f.sim.node_requests_in_flight = std::atoi(v.c_str());
+      replay_flags += " --requests-in-flight " + v;
+    }
     else if (a == "--inject") {
       const std::string v = need(i);
       if (v == "lying-fsync") f.sim.lying_fsync = true;

@@ -37,6 +37,9 @@ struct SimOptions {
   // Diagnosis: skip the check of every reply header's epoch (invariant 4),
   // to see what a stale acknowledgement leads to rather than the ack itself.
   bool check_reply_epochs = true;
+  // Each writer's ClusterConfig::node_requests_in_flight: drawn per writer
+  // (mostly the default 1; also 0, no holding, and 2 or 3) when negative.
+  int node_requests_in_flight = -1;
 };
 
 struct SimResult {
@@ -48,6 +51,9 @@ struct SimResult {
   double virtual_seconds = 0;
   std::size_t writers = 0, node_crashes = 0, claims = 0;
   std::uint64_t committed_bytes = 0;
+  // The writers' write requests, and those that carried several write calls
+  // coalesced while a node had requests unanswered (WriteStats).
+  std::uint64_t write_posts = 0, coalesced_posts = 0, coalesced_writes = 0;
 };
 
 // Runs one seed to the end. A failed seed's state is deliberately leaked

@@ -88,6 +88,14 @@ struct ClusterConfig {
   std::string secret;              // shared secret (read it from a file; never log it)
   OpenMode mode = OpenMode::kWriter;
   std::uint64_t max_inflight_bytes = 64ull << 20;  // stream_end - durable_lsn cap (backpressure)
+  // Write requests (AppendReq, TailReq) one node may have unanswered. While
+  // a node has this many, writes smaller than a request wait in the client
+  // and leave together, as ONE request, when the node answers (its first
+  // reply: "written" if asked for, else durable); the node would have synced
+  // them in one group anyway. 0: no holding, every write leaves at once (one
+  // request per write per node). Only when requests leave changes, never what
+  // counts as durable (docs/design/logservice-bulk-path.md, section 6).
+  std::size_t node_requests_in_flight = 1;
   std::chrono::milliseconds open_timeout{10000};
   std::chrono::milliseconds op_timeout{3000};      // one request to one node
   std::chrono::milliseconds reconnect_interval{200};
@@ -171,6 +179,11 @@ struct WriteStats {
   std::uint64_t appends = 0, tails = 0;
   std::uint64_t window_wait_ns = 0;  // Append blocked on max_inflight_bytes (backpressure)
   std::uint64_t posts = 0, post_ns = 0;  // messages handed to a node's transport, time inside Post
+  // Write requests that carried the bytes of more than one write call
+  // (Append, PutTail, AppendWithTail) coalesced while the node had requests
+  // unanswered (ClusterConfig::node_requests_in_flight), summed over nodes,
+  // and the write calls they carried.
+  std::uint64_t coalesced_posts = 0, coalesced_writes = 0;
   // Group -> the first / second node reporting its end durable, and ->
   // the quorum frontier (durable_lsn) covering it. Counts are the groups
   // measured (a group superseded by a later one before its ack counts once
