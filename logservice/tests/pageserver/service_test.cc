@@ -346,6 +346,32 @@ TEST_F(PageServerTest, BeforeItsFirstLsnAPageServerHasNoHistoryNotNoSpace) {
   EXPECT_EQ(ps_->GetPage(2, 0, created, 0).code, wire::Code::kOk);
 }
 
+TEST_F(PageServerTest, AnImageWithNothingAfterItIsServedWithoutTheHelper) {
+  // A page whose newest version is an image (seeded, or materialised) is
+  // the image: no round trip to the helper. A record after it is applied.
+  StartServer();
+  const Lsn created = Append({{W::kCreate, 1, 4, 0, "t1"}});
+  ASSERT_TRUE(WaitIngested(created));
+  const std::string image = helper_->MakeImage(PageId{1, 2}, created, "seeded");
+  svc::Frame put;
+  put.type = wire::MsgType::kPutImagesReq;
+  put.lsn = created;
+  put.images = {{1, 2, image}};
+  const svc::Frame done = ps_->Handle(put);
+  ASSERT_EQ(done.code, wire::Code::kOk) << done.error;
+  const auto applies = Stat("helper_applies");
+  const auto served = ps_->GetPage(1, 2, created, created);
+  ASSERT_EQ(served.code, wire::Code::kOk) << served.error;
+  EXPECT_TRUE(served.image == image);
+  EXPECT_EQ(Stat("helper_applies"), applies);
+  const Lsn w = Append({{W::kWrite, 1, 2, 40, "after"}});
+  ASSERT_TRUE(WaitIngested(w));
+  const auto rebuilt = ps_->GetPage(1, 2, w, w);
+  ASSERT_EQ(rebuilt.code, wire::Code::kOk) << rebuilt.error;
+  EXPECT_NE(rebuilt.image.find("after"), std::string::npos);
+  EXPECT_EQ(Stat("helper_applies"), applies + 1);
+}
+
 TEST_F(PageServerTest, OverTheWireAndAfterARestart) {
   StartServer();
   Append({{W::kCreate, 1, 8, 0, "t1"}});
