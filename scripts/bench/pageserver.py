@@ -26,7 +26,6 @@ time at random among the largest table's pages, one connection, for
 against 150 us and 1000 us (issue 33's goals; Neon's pagebench mean is 0.22
 ms, p99 0.75 ms).
 """
-import json
 import os
 import re
 import shutil
@@ -41,6 +40,7 @@ from strata_tools.mysqld import MysqldInstance
 from strata_tools.pageserver import PageServer, flush_lsn, seed, space_files
 
 from . import lock as bench_lock
+from . import report as report_mod
 from . import stats as st
 from .runner import BenchError
 
@@ -209,21 +209,9 @@ def run(args, argv: list[str]) -> int:
             "threads": args.threads, "tables": args.tables, "rows": args.rows, "pool_mib": args.pool_mib,
             "data_mib": data_mib,
             "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
-    (out / "results.json").write_text(json.dumps({"meta": meta, "starts": starts, "getpage": getpages}, indent=1))
     page = render(meta, starts, getpages, args.target_ratio)
-    (out / "results.md").write_text(page.replace("RAW_DIR", "raw"))
-    if args.report:
-        report = Path(args.report)
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(page.replace("RAW_DIR", report.stem + "-raw"))
-        dst = report.parent / (report.stem + "-raw")
-        dst.mkdir(parents=True, exist_ok=True)
-        for f in raw.iterdir():
-            (dst / f.name).write_text(f.read_text())
-        (dst / "results.json").write_text((out / "results.json").read_text())
     print(page)
-    print(f"results: {out / 'results.md'}" + (f"\npage:    {args.report}" if args.report else ""))
-    print("reproduce: " + meta["command"])
+    report_mod.publish(out, raw, page, {"meta": meta, "starts": starts, "getpage": getpages}, args.report, meta["command"])
     return 0
 
 

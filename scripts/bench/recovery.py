@@ -52,6 +52,7 @@ from pathlib import Path
 from strata_tools import paths, ports, procs
 
 from . import lock as bench_lock
+from . import report as report_mod
 from . import stats as st
 from .runner import BenchError
 from .servers import MysqldServer, check_build, server_version
@@ -442,20 +443,8 @@ def run(args, argv: list[str]) -> int:
             "uptime": _uptime(), "redo_mib": args.redo_mib, "rounds": args.rounds, "rows": args.rows,
             "targets": [t.spec for t in targets_], "versions": {t.spec: server_version(t.flavor) for t in targets_},
             "options": options}
-    (out / "results.json").write_text(json.dumps({"meta": meta, "samples": [asdict(s) for s in samples]}, indent=1))
     page = render(meta, samples, [t.spec for t in targets_], args.target_ratio)
-    (out / "results.md").write_text(page.replace("RAW_DIR", "raw"))
-    if args.report:
-        report = Path(args.report)
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(page.replace("RAW_DIR", report.stem + "-raw"))
-        dst = report.parent / (report.stem + "-raw")
-        dst.mkdir(parents=True, exist_ok=True)
-        for f in raw.iterdir():
-            (dst / f.name).write_text(f.read_text())
-        (dst / "results.json").write_text((out / "results.json").read_text())
-    print(f"\nresults: {out / 'results.md'}" + (f"\npage:    {args.report}" if args.report else ""))
-    print("reproduce: " + meta["command"])
+    report_mod.publish(out, raw, page, {"meta": meta, "samples": [asdict(s) for s in samples]}, args.report, meta["command"])
     return 0
 
 

@@ -608,3 +608,23 @@ def load_meta(path: Path) -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
+
+
+def publish(out: Path, raw: Path, page: str, results: dict, report: str | None, command: str) -> None:
+    """What a subcommand that renders its own page leaves behind: results.json
+    and results.md in the run folder (the page's RAW_DIR naming raw/), and
+    with --report the page there, its raw output beside it in <name>-raw/;
+    then where they are and the command that reproduces them."""
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    (out / "results.md").write_text(page.replace("RAW_DIR", "raw"))
+    if report:
+        dest = Path(report)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(page.replace("RAW_DIR", dest.stem + "-raw"))
+        dst = dest.parent / (dest.stem + "-raw")
+        dst.mkdir(parents=True, exist_ok=True)
+        for f in raw.iterdir():
+            (dst / f.name).write_text(f.read_text())
+        (dst / "results.json").write_text((out / "results.json").read_text())
+    print(f"\nresults: {out / 'results.md'}" + (f"\npage:    {report}" if report else ""))
+    print("reproduce: " + command)
