@@ -8,7 +8,7 @@
 // path is proven before the compute stops writing pages (issue 34).
 //
 // Threads: compare_read() runs in whichever thread completes a page read
-// (a user thread, an I/O thread); calls to the page server go one at a time.
+// (a user thread, an I/O thread); threads share eight page server sessions.
 //
 // `on` mode (innodb_page_service=on) reads pages from the page servers
 // instead of the files, which the compute still writes (issue 34 stops

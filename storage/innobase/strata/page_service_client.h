@@ -21,8 +21,8 @@ struct Fetched {
 };
 
 // One page server session (the first address that answers). Thread-safe:
-// one call at a time, others wait (compare mode checks; the `on` mode of
-// issue 34 needs a connection per reading thread instead).
+// one call at a time, others wait; page_service.cc keeps eight and spreads
+// reading threads over them.
 class PageServerSession {
  public:
   PageServerSession(std::vector<std::string> addresses, std::string cluster_id, std::string secret);
